@@ -1,0 +1,39 @@
+"""jsonl-session: append-only JSONL tree sessions of coding agents (pi format v3).
+
+Public names only; no logic lives here.
+"""
+
+from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
+from jsonl_session.errors import (
+    EntryValidationError,
+    JsonlSessionError,
+    SessionFormatError,
+    SessionTreeError,
+    SessionWriteError,
+)
+from jsonl_session.jsonl import StoredEntry
+from jsonl_session.loader import LoadedFile, load_entries
+from jsonl_session.model import CURRENT_VERSION, LEAF_MARKER_TYPE
+from jsonl_session.problems import Problem
+from jsonl_session.session import Session
+from jsonl_session.tree import TreeIndex, TreeNode
+
+__all__ = [
+    "CURRENT_VERSION",
+    "EMPTY_LEAF",
+    "LEAF_MARKER_TYPE",
+    "EntryValidationError",
+    "JsonlSessionError",
+    "LoadedFile",
+    "Problem",
+    "Session",
+    "SessionContext",
+    "SessionFormatError",
+    "SessionTreeError",
+    "SessionWriteError",
+    "StoredEntry",
+    "TreeIndex",
+    "TreeNode",
+    "build_context",
+    "load_entries",
+]

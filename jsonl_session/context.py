@@ -1,0 +1,151 @@
+"""Building the model context: the messages a model sees from a given leaf.
+
+A pure function of (entries, leaf): walk leaf to root in O(path), take the model and
+thinking level from the path, let only the last compaction on the path count, and
+turn `message`, `custom_message` and non-empty `branch_summary` entries into
+messages in pi's shapes. Only entries on the path have their bodies decoded.
+Turning these messages into a provider's request is providers/' job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonl_session.ids import timestamp_to_ms
+from jsonl_session.jsonl import StoredEntry
+from jsonl_session.tree import TreeIndex
+
+EMPTY_LEAF = ""
+"""Pass as ``leaf_id`` for the position before the first entry: no messages."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    thinking_level: str = "off"
+    model: dict[str, str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape pi's context builder returns: messages, thinkingLevel, model."""
+        return {
+            "messages": self.messages,
+            "thinkingLevel": self.thinking_level,
+            "model": self.model,
+        }
+
+
+def build_context(
+    entries: Sequence[StoredEntry],
+    leaf_id: str | None = None,
+    index: TreeIndex | None = None,
+) -> SessionContext:
+    """The context from ``leaf_id`` (None: the file's active leaf, the last entry;
+    EMPTY_LEAF: no messages). Raises SessionTreeError for an unknown leaf, a
+    missing parent or a cycle on the path."""
+    if leaf_id == EMPTY_LEAF:
+        return SessionContext()
+    if index is None:
+        index = TreeIndex(entries)
+    if leaf_id is None:
+        last = entries[-1] if entries else None
+        if last is None:
+            return SessionContext()
+        leaf_id = last.id
+    return context_from_path(index.path(leaf_id))
+
+
+def context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
+    """The context for a root-to-leaf path (see build_context)."""
+    thinking_level = "off"
+    model: dict[str, str] | None = None
+    compaction_at: int | None = None
+    decoded: dict[int, dict[str, Any]] = {}
+    for position, entry in enumerate(path):
+        kind = entry.type
+        if kind == "thinking_level_change":
+            level = entry.data().get("thinkingLevel")
+            thinking_level = level if isinstance(level, str) else thinking_level
+        elif kind == "model_change":
+            data = entry.data()
+            model = _model(data.get("provider"), data.get("modelId"))
+        elif kind == "message" and entry.role == "assistant":
+            data = decoded[position] = entry.data()
+            message = data.get("message", {})
+            model = _model(message.get("provider"), message.get("model"))
+        elif kind == "compaction":
+            compaction_at = position
+
+    def emit(position: int) -> None:
+        entry = path[position]
+        if entry.type not in _MESSAGE_TYPES:
+            return
+        data = decoded.get(position)
+        message = as_message(entry.type, data if data is not None else entry.data())
+        if message is not None:
+            messages.append(message)
+
+    messages: list[dict[str, Any]] = []
+    if compaction_at is None:
+        for position in range(len(path)):
+            emit(position)
+        return SessionContext(messages, thinking_level, model)
+
+    compaction = path[compaction_at].data()
+    messages.append(
+        {
+            "role": "compactionSummary",
+            "summary": compaction.get("summary"),
+            "tokensBefore": compaction.get("tokensBefore"),
+            "timestamp": timestamp_to_ms(compaction.get("timestamp")),
+        }
+    )
+    first_kept = compaction.get("firstKeptEntryId")
+    keeping = False
+    for position in range(compaction_at):
+        keeping = keeping or path[position].id == first_kept
+        if keeping:
+            emit(position)
+    for position in range(compaction_at + 1, len(path)):
+        emit(position)
+    return SessionContext(messages, thinking_level, model)
+
+
+_MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+
+
+def as_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The message an entry contributes to the context, in pi's shapes, or None."""
+    if entry_type == "message":
+        message = data.get("message")
+        return message if isinstance(message, dict) else None
+    if entry_type == "custom_message":
+        out: dict[str, Any] = {
+            "role": "custom",
+            "customType": data.get("customType"),
+            "content": data.get("content"),
+            "display": data.get("display"),
+        }
+        if "details" in data:
+            out["details"] = data["details"]
+        out["timestamp"] = timestamp_to_ms(data.get("timestamp"))
+        return out
+    if entry_type == "branch_summary" and data.get("summary"):
+        return {
+            "role": "branchSummary",
+            "summary": data["summary"],
+            "fromId": data.get("fromId"),
+            "timestamp": timestamp_to_ms(data.get("timestamp")),
+        }
+    return None
+
+
+def _model(provider: Any, model_id: Any) -> dict[str, str]:
+    # JSON.stringify leaves out keys whose value is undefined; so do we.
+    out: dict[str, str] = {}
+    if provider is not None:
+        out["provider"] = provider
+    if model_id is not None:
+        out["modelId"] = model_id
+    return out

@@ -1,0 +1,43 @@
+"""The exception hierarchy: one base, a few specific subclasses.
+
+Every error names what it can: the file, the line, the entry. The CLI turns these
+into one line on stderr; nothing else in the library raises bare exceptions on
+purpose for bad input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class JsonlSessionError(Exception):
+    """Base of every error this library raises for bad input or refused operations."""
+
+
+class SessionFormatError(JsonlSessionError):
+    """A file cannot be read as a session: empty, no header, header not on line 1."""
+
+    def __init__(self, path: Path | str | None, line: int | None, problem: str) -> None:
+        self.path = None if path is None else Path(path)
+        self.line = line
+        self.problem = problem
+        where = str(self.path) if self.path is not None else "<session>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {problem}")
+
+
+class SessionTreeError(JsonlSessionError):
+    """The parent links cannot be followed: a cycle, a missing parent, an unknown id."""
+
+    def __init__(self, message: str, entry_ids: tuple[str, ...] = ()) -> None:
+        self.entry_ids = entry_ids
+        super().__init__(message)
+
+
+class SessionWriteError(JsonlSessionError):
+    """Writing is refused or failed: newer format, existing target, bad entry data."""
+
+
+class EntryValidationError(JsonlSessionError):
+    """An entry or message handed to an append does not have the shape the format needs."""

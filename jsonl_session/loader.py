@@ -1,0 +1,252 @@
+"""Loading a session file: bytes to a checked header, entries, and problems.
+
+Owns the read path end to end (split lines, check the header, decode envelopes,
+migrate in memory) and the rules for damaged input: a torn last line, a bad line
+in the middle, a line that is JSON but not an entry. Nothing here writes; a read
+never changes the file. Tree checks (duplicates, parents, cycles) are tree.py's.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from jsonl_session.errors import SessionFormatError
+from jsonl_session.jsonl import (
+    NotAnObject,
+    NotJson,
+    RawLine,
+    StoredEntry,
+    consumed_length,
+    decode_envelope,
+    split_lines,
+)
+from jsonl_session.migrate import MigrationState, migrate
+from jsonl_session.model import CURRENT_VERSION
+from jsonl_session.problems import Problem
+
+
+@dataclass(slots=True)
+class BadLine:
+    """A non-blank line that carries no entry; kept so rewrites keep it too."""
+
+    line: int
+    offset: int
+    raw: bytes
+
+
+@dataclass(slots=True)
+class LoadedFile:
+    """A session file as read: header dict (migrated), entries, and what was wrong."""
+
+    path: Path | None
+    header: dict[str, Any]
+    header_raw: bytes
+    version_read: int
+    entries: list[StoredEntry]
+    bad_lines: list[BadLine]
+    problems: list[Problem]
+    migrations: list[str]
+    end_offset: int  # bytes up to the last complete line
+    last_line: int  # number of the last complete line (blank ones counted)
+    torn_tail: RawLine | None = None
+    header_damaged: bool = False
+    identity: tuple[int, int] | None = None  # (device, inode) of the file read
+
+    @property
+    def needs_rewrite(self) -> bool:
+        """Whether the file must be rewritten before appending (migration changed it)."""
+        return bool(self.migrations) or self.header_damaged
+
+    @property
+    def writable(self) -> bool:
+        return self.version_read <= CURRENT_VERSION
+
+
+def load_entries(path: Path | str) -> LoadedFile:
+    """Read and check a session file; raise SessionFormatError if it has no usable header."""
+    file_path = Path(path)
+    try:
+        with open(file_path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            data = handle.read()
+    except FileNotFoundError:
+        raise SessionFormatError(file_path, None, "no such file") from None
+    except IsADirectoryError:
+        raise SessionFormatError(file_path, None, "is a directory, not a session file") from None
+    except PermissionError:
+        raise SessionFormatError(file_path, None, "permission denied") from None
+    loaded = parse_session_bytes(data, file_path)
+    loaded.identity = (stat.st_dev, stat.st_ino)
+    return loaded
+
+
+def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
+    lines = split_lines(data)
+    if not lines:
+        raise SessionFormatError(path, 1, "file is empty; a session file starts with a header line")
+    header, header_line = _read_header(lines, path)
+    version_field = header.get("version")
+    problems: list[Problem] = []
+    entries: list[StoredEntry] = []
+    bad: list[BadLine] = []
+    ordinals: dict[int, int] = {}
+    torn: RawLine | None = None
+    for ordinal, line in enumerate(lines[1:], start=1):
+        try:
+            env = decode_envelope(line.raw)
+        except NotJson as exc:
+            if not line.terminated:
+                torn = line
+                problems.append(
+                    Problem(
+                        "torn-tail",
+                        f"last line is incomplete ({len(line.raw)} bytes, no newline); "
+                        "skipped, and set aside before the next append",
+                        line.number,
+                    )
+                )
+            else:
+                bad.append(BadLine(line.number, line.offset, line.raw))
+                problems.append(Problem("invalid-json", f"not valid JSON ({exc})", line.number))
+            continue
+        except NotAnObject as exc:
+            bad.append(BadLine(line.number, line.offset, line.raw))
+            problems.append(Problem("not-an-entry", f"{exc}; skipped", line.number))
+            continue
+        if env.type == "session":
+            bad.append(BadLine(line.number, line.offset, line.raw))
+            problems.append(
+                Problem("extra-header", "a second session header; ignored", line.number)
+            )
+            continue
+        entries.append(StoredEntry.from_envelope(env, line.number, line.offset, line.raw))
+        ordinals[ordinal] = len(entries) - 1
+
+    version, header_damaged = _effective_version(version_field, entries, header_line, problems)
+    state = MigrationState(header=header, entries=entries, ordinals=ordinals)
+    applied = migrate(state, version) if version < CURRENT_VERSION else []
+    problems.extend(state.problems)
+    problems.extend(_entries_without_ids(entries))
+    valid = [e for e in entries if e.id]
+    bad.extend(BadLine(e.line, e.offset, e.raw) for e in entries if not e.id)
+    last = lines[-1]
+    consumed = consumed_length(data)
+    complete_through = len(data) if not last.terminated and torn is None else consumed
+    return LoadedFile(
+        path=path,
+        header=header,
+        header_raw=header_line.raw,
+        version_read=version,
+        entries=valid,
+        bad_lines=bad,
+        problems=sorted(problems, key=lambda p: p.line or 0),
+        migrations=applied,
+        end_offset=complete_through,
+        last_line=data.count(b"\n", 0, complete_through)
+        + (not data.endswith(b"\n") and torn is None),
+        torn_tail=torn,
+        header_damaged=header_damaged,
+    )
+
+
+def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:
+    first = lines[0]
+    try:
+        header = orjson.loads(first.raw)
+    except orjson.JSONDecodeError:
+        raise SessionFormatError(
+            path,
+            first.number,
+            'the header line is not valid JSON; a session file starts with {"type":"session",...}',
+        ) from None
+    if not isinstance(header, dict) or header.get("type") != "session":
+        later = _find_later_header(lines)
+        found = _describe(header)
+        if later is not None:
+            raise SessionFormatError(
+                path,
+                first.number,
+                f"line 1 is {found}; the session header is on line {later}, "
+                "but it must be the first line",
+            )
+        raise SessionFormatError(path, first.number, f"no session header: line 1 is {found}")
+    if not isinstance(header.get("id"), str):
+        raise SessionFormatError(path, first.number, "the session header has no string 'id'")
+    version = header.get("version")
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+        raise SessionFormatError(
+            path, first.number, f"the header's version must be an integer, not {version!r}"
+        )
+    return header, first
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        kind = value.get("type")
+        return f"an entry of type {kind!r}" if isinstance(kind, str) else "an object with no type"
+    return "null" if value is None else f"a JSON {type(value).__name__}"
+
+
+def _find_later_header(lines: list[RawLine]) -> int | None:
+    for line in lines[1:]:
+        if b'"session"' not in line.raw:
+            continue
+        try:
+            value = orjson.loads(line.raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and value.get("type") == "session":
+            return line.number
+    return None
+
+
+def _effective_version(
+    version_field: Any, entries: list[StoredEntry], header_line: RawLine, problems: list[Problem]
+) -> tuple[int, bool]:
+    """The version to migrate from, and whether the header is damaged.
+
+    A header without ``version`` means version 1, unless the entries already carry
+    ids and parents: then the header lost its version and the tree is kept.
+    """
+    if isinstance(version_field, int):
+        if version_field > CURRENT_VERSION:
+            problems.append(
+                Problem(
+                    "newer-version",
+                    f"format version {version_field} is newer than {CURRENT_VERSION}; "
+                    "read best-effort, writing refused",
+                    header_line.number,
+                )
+            )
+        return version_field, False
+    has_tree = any(e.id and e.parent_id is not None for e in entries) or any(
+        e.id and _has_parent_key(e) for e in entries[:1]
+    )
+    if has_tree:
+        problems.append(
+            Problem(
+                "header-without-version",
+                "the header has no version but the entries carry ids and parents; "
+                "read as version 2, tree kept",
+                header_line.number,
+            )
+        )
+        return 2, True
+    return 1, False
+
+
+def _has_parent_key(entry: StoredEntry) -> bool:
+    return b'"parentId"' in entry.raw
+
+
+def _entries_without_ids(entries: list[StoredEntry]) -> list[Problem]:
+    return [
+        Problem("invalid-entry", f"{e.type} entry has no string 'id'; skipped", e.line)
+        for e in entries
+        if not e.id
+    ]

@@ -1,0 +1,226 @@
+"""The tree of a loaded session: ids, children, roots, paths, the leaf, tree views.
+
+Owns the parent links and what can go wrong with them: duplicate ids, parents that
+do not exist, cycles. All of it is detected in linear time and reported as
+problems; following a path that is broken raises SessionTreeError naming the
+entries, and never loops. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from jsonl_session.errors import SessionTreeError
+from jsonl_session.jsonl import StoredEntry
+from jsonl_session.problems import Problem
+
+
+@dataclass(slots=True)
+class TreeNode:
+    entry: StoredEntry
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+    on_active_path: bool = False
+
+
+class TreeIndex:
+    """Index over entries in file order; later entries can be added with `add`."""
+
+    def __init__(self, entries: Iterable[StoredEntry] = ()) -> None:
+        self.by_id: dict[str, StoredEntry] = {}
+        self.order: list[StoredEntry] = []
+        self.children_of: dict[str | None, list[str]] = {}
+        self.duplicates: list[Problem] = []
+        for entry in entries:
+            self.add(entry)
+
+    def add(self, entry: StoredEntry) -> None:
+        previous = self.by_id.get(entry.id)
+        if previous is not None:
+            # Later lines win, as in pi; the earlier one stays in the file.
+            self.duplicates.append(
+                Problem(
+                    "duplicate-id",
+                    f"id {entry.id} is used again (first on line {previous.line}); "
+                    "the later entry wins",
+                    entry.line,
+                    entry.id,
+                )
+            )
+            siblings = self.children_of.get(previous.parent_id, [])
+            if entry.id in siblings:
+                siblings.remove(entry.id)
+        self.by_id[entry.id] = entry
+        self.order.append(entry)
+        self.children_of.setdefault(entry.parent_id, []).append(entry.id)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.by_id
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def get(self, entry_id: str) -> StoredEntry | None:
+        return self.by_id.get(entry_id)
+
+    def children(self, entry_id: str | None) -> list[StoredEntry]:
+        return [self.by_id[i] for i in self.children_of.get(entry_id, [])]
+
+    def last_entry(self) -> StoredEntry | None:
+        """The last entry in file order: pi's rule for the active leaf."""
+        return self.order[-1] if self.order else None
+
+    def roots(self) -> list[StoredEntry]:
+        """Entries with no parent, then entries whose parent is missing (orphans)."""
+        out = list(self.children(None))
+        out.extend(
+            self.by_id[child]
+            for parent, kids in self.children_of.items()
+            if parent is not None and parent not in self.by_id
+            for child in kids
+        )
+        return out
+
+    def path(self, leaf_id: str) -> list[StoredEntry]:
+        """Entries from the root to ``leaf_id``; O(path length).
+
+        Raises SessionTreeError for an unknown leaf, a missing parent or a cycle.
+        """
+        entry = self.by_id.get(leaf_id)
+        if entry is None:
+            raise SessionTreeError(f"no entry with id {leaf_id!r}", (leaf_id,))
+        path: list[StoredEntry] = []
+        seen: set[str] = set()
+        while True:
+            if entry.id in seen:
+                start = next(i for i, e in enumerate(path) if e.id == entry.id)
+                loop = [e.id for e in path[start:]]
+                raise SessionTreeError(
+                    "parent cycle: " + " -> ".join([*loop, entry.id]), tuple(loop)
+                )
+            seen.add(entry.id)
+            path.append(entry)
+            if entry.parent_id is None:
+                break
+            parent = self.by_id.get(entry.parent_id)
+            if parent is None:
+                raise SessionTreeError(
+                    f"entry {entry.id} (line {entry.line}) has parent {entry.parent_id}, "
+                    "which does not exist",
+                    (entry.id, entry.parent_id),
+                )
+            entry = parent
+        path.reverse()
+        return path
+
+    def problems(self) -> list[Problem]:
+        """Duplicate ids, missing parents and cycles, in file order."""
+        found = list(self.duplicates)
+        for entry in self.by_id.values():
+            if entry.parent_id is not None and entry.parent_id not in self.by_id:
+                found.append(
+                    Problem(
+                        "missing-parent",
+                        f"entry {entry.id} has parent {entry.parent_id}, which does not exist",
+                        entry.line,
+                        entry.id,
+                    )
+                )
+        found.extend(self._cycles())
+        return sorted(found, key=lambda p: p.line or 0)
+
+    def _cycles(self) -> list[Problem]:
+        # Each entry has one parent, so following parents from every entry and
+        # colouring what was visited finds every cycle in linear time.
+        state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
+        found: list[Problem] = []
+        for start in self.by_id:
+            walk: list[str] = []
+            current: str | None = start
+            while current is not None and current in self.by_id and current not in state:
+                state[current] = 1
+                walk.append(current)
+                current = self.by_id[current].parent_id
+            if current is not None and state.get(current) == 1:
+                loop = walk[walk.index(current) :]
+                first = min((self.by_id[i] for i in loop), key=lambda e: e.line)
+                found.append(
+                    Problem(
+                        "cycle",
+                        "parent cycle: " + " -> ".join([*loop, current]),
+                        first.line,
+                        first.id,
+                    )
+                )
+            for visited in walk:
+                state[visited] = 2
+        return found
+
+    def is_descendant(self, entry_id: str, ancestor_id: str) -> bool:
+        try:
+            return any(e.id == ancestor_id for e in self.path(entry_id))
+        except SessionTreeError:
+            return False
+
+
+def build_tree(
+    index: TreeIndex,
+    labels: dict[str, str],
+    active_leaf: str | None,
+    *,
+    fold: bool = True,
+) -> list[TreeNode]:
+    """The forest of entries as nodes; with ``fold`` leaf markers and label entries
+    are left out and their children hang from the nearest shown ancestor.
+
+    Children are in file order. Iterative, so deep sessions do not overflow.
+    """
+    active: set[str] = set()
+    if active_leaf is not None:
+        try:
+            active = {e.id for e in index.path(active_leaf)}
+        except SessionTreeError:
+            active = set()
+
+    def hidden(entry: StoredEntry) -> bool:
+        return fold and (entry.is_leaf_marker or entry.type == "label")
+
+    nodes: dict[str, TreeNode] = {}
+    roots: list[TreeNode] = []
+    for entry in index.by_id.values():
+        if not hidden(entry):
+            nodes[entry.id] = TreeNode(
+                entry, label=labels.get(entry.id), on_active_path=entry.id in active
+            )
+    for entry in index.order:
+        node = nodes.get(entry.id)
+        if node is None or index.by_id.get(entry.id) is not entry:
+            continue
+        parent = _shown_ancestor(index, entry, nodes)
+        if parent is None:
+            roots.append(node)
+        else:
+            nodes[parent].children.append(node)
+    return roots
+
+
+def _shown_ancestor(index: TreeIndex, entry: StoredEntry, shown: dict[str, TreeNode]) -> str | None:
+    seen = {entry.id}
+    parent_id = entry.parent_id
+    while parent_id is not None and parent_id not in shown:
+        parent = index.by_id.get(parent_id)
+        if parent is None or parent_id in seen:
+            return None
+        seen.add(parent_id)
+        parent_id = parent.parent_id
+    return parent_id
+
+
+def iter_nodes(roots: Sequence[TreeNode]) -> Iterable[tuple[int, TreeNode]]:
+    """Depth-first (depth, node) pairs without recursion."""
+    stack = [(0, node) for node in reversed(roots)]
+    while stack:
+        depth, node = stack.pop()
+        yield depth, node
+        stack.extend((depth + 1, child) for child in reversed(node.children))
