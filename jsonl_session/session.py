@@ -190,6 +190,20 @@ class Session:
     def get(self, entry_id: str) -> StoredEntry | None:
         return self._index.get(entry_id)
 
+    def resolve_id(self, text: str) -> str:
+        """The entry id ``text`` names: the id itself or a unique prefix of one."""
+        if text in self._index:
+            return text
+        matches = [i for i in self._index.by_id if i.startswith(text)] if text else []
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise SessionTreeError(f"{self._path}: no entry with id {text!r}", (text,))
+        raise SessionTreeError(
+            f"{self._path}: {text!r} matches {len(matches)} entries: {', '.join(matches[:5])}",
+            tuple(matches),
+        )
+
     def children(self, entry_id: str | None) -> list[StoredEntry]:
         """Direct children of an entry (None: the roots), in file order."""
         return self._index.children(entry_id)

@@ -1,0 +1,5 @@
+"""``python -m jsonl_session`` runs the command line."""
+
+from jsonl_session.cli import main
+
+main()

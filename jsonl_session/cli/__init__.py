@@ -1,0 +1,34 @@
+"""The `jsonl-session` command line: a thin Typer layer over the library.
+
+One module per command group; commands call the public API and turn its errors
+into one line on stderr (exit 1). Nothing in the library imports this package.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from jsonl_session.cli import edit_cmds, inspect_cmds, maintain_cmds
+
+app = typer.Typer(
+    name="jsonl-session",
+    help="Inspect, fork, branch, label, migrate and repair append-only JSONL sessions "
+    "(pi session format v3).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command()(inspect_cmds.show)
+app.command()(inspect_cmds.tree)
+app.command()(inspect_cmds.context)
+app.command()(edit_cmds.fork)
+app.command()(edit_cmds.branch)
+app.command()(edit_cmds.label)
+app.command()(edit_cmds.name)
+app.command()(maintain_cmds.migrate)
+app.command()(maintain_cmds.doctor)
+
+
+def main() -> None:
+    app()

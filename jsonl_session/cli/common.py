@@ -1,0 +1,59 @@
+"""Shared plumbing for CLI commands: error reporting, JSON output, consoles.
+
+Library errors become one line on stderr and exit code 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import orjson
+import typer
+from rich.console import Console
+
+from jsonl_session.errors import JsonlSessionError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", markup=True)
+    return typer.Exit(1)
+
+
+def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn library and OS errors into one clear line on stderr and exit code 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except JsonlSessionError as exc:
+            raise fail(str(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise fail(f"{where}{exc.strerror or exc}") from None
+
+    return wrapper
+
+
+def print_json(value: Any) -> None:
+    """Compact JSON, as JSON.stringify writes it, on stdout."""
+    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
+    sys.stdout.flush()
+
+
+def existing_file(path: Path) -> Path:
+    if not path.exists():
+        raise fail(f"{path}: no such file")
+    if path.is_dir():
+        raise fail(f"{path}: is a directory, not a session file")
+    return path

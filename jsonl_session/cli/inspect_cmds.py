@@ -1,0 +1,192 @@
+"""Read-only commands: show, tree, context. None of them writes anything."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from jsonl_session.cli.common import existing_file, out, print_json, reports_errors
+from jsonl_session.context import EMPTY_LEAF
+from jsonl_session.describe import entry_summary, message_text, one_line
+from jsonl_session.session import Session
+from jsonl_session.tree import TreeNode
+
+FileArg = Annotated[Path, typer.Argument(help="A session .jsonl file.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+@reports_errors
+def show(file: FileArg, as_json: JsonOpt = False) -> None:
+    """Header, version, counts by entry type and role, leaf, name, labels, problems."""
+    session = Session.open(existing_file(file))
+    if as_json:
+        print_json(
+            {
+                "header": session.header_data,
+                "entries": [e.data() for e in session.entries],
+                "leafId": session.leaf_id,
+                "name": session.name,
+                "labels": session.labels,
+                "problems": [p.to_dict() for p in session.problems],
+            }
+        )
+        return
+    header = session.header_data
+    types = Counter(e.type for e in session.entries)
+    roles = Counter(e.role for e in session.entries if e.type == "message")
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    table.add_row("file", escape(str(session.path)))
+    table.add_row("session", str(header.get("id")))
+    table.add_row("created", str(header.get("timestamp", "")))
+    table.add_row("cwd", escape(session.cwd))
+    if header.get("parentSession"):
+        table.add_row("forked from", escape(str(header["parentSession"])))
+    version = f"{session.version_read}"
+    if session.migrations:
+        version += " (migrated to 3 in memory; the file is unchanged)"
+    table.add_row("version", version)
+    table.add_row("name", escape(session.name or "-"))
+    table.add_row("entries", f"{len(session.entries)}")
+    table.add_row("by type", ", ".join(f"{k} {v}" for k, v in types.most_common()) or "-")
+    table.add_row("by role", ", ".join(f"{k} {v}" for k, v in roles.most_common()) or "-")
+    table.add_row("leaf", session.leaf_id or "-")
+    labels = session.labels
+    table.add_row("labels", ", ".join(f"{k} {escape(v)!r}" for k, v in labels.items()) or "-")
+    out.print(table)
+    problems = session.problems
+    if problems:
+        out.print(f"\n[yellow]{len(problems)} problem(s):[/yellow]")
+        for problem in problems:
+            out.print(f"  {escape(str(problem))}")
+
+
+@reports_errors
+def tree(file: FileArg, as_json: JsonOpt = False) -> None:
+    """The branch structure, active path marked (*), labels shown, leaf markers folded."""
+    session = Session.open(existing_file(file))
+    roots = session.tree()
+    if as_json:
+        print_json(
+            {
+                "leafId": session.leaf_id,
+                "roots": [n.entry.id for n in roots],
+                "nodes": [_node_json(n, parent) for n, parent in _walk(roots)],
+            }
+        )
+        return
+    if not roots:
+        out.print("(no entries)")
+    for line in _render(roots):
+        out.print(line)
+    for problem in session.problems:
+        out.print(f"[yellow]problem:[/yellow] {escape(str(problem))}")
+
+
+def _walk(roots: list[TreeNode]) -> list[tuple[TreeNode, str | None]]:
+    found: list[tuple[TreeNode, str | None]] = []
+    stack: list[tuple[TreeNode, str | None]] = [(n, None) for n in reversed(roots)]
+    while stack:
+        node, parent = stack.pop()
+        found.append((node, parent))
+        stack.extend((child, node.entry.id) for child in reversed(node.children))
+    return found
+
+
+def _node_json(node: TreeNode, parent: str | None) -> dict[str, object]:
+    entry = node.entry
+    return {
+        "id": entry.id,
+        "parentId": parent,
+        "type": entry.type,
+        "role": entry.role,
+        "label": node.label,
+        "active": node.on_active_path,
+        "summary": entry_summary(entry),
+        "children": [c.entry.id for c in node.children],
+    }
+
+
+def _render(roots: list[TreeNode]) -> list[str]:
+    """Text lines; a chain of single children stays at one indent, so long linear
+    sessions do not drift to the right."""
+    lines: list[str] = []
+    stack: list[tuple[TreeNode, str, str]] = [
+        (n, "", "├─ " if i < len(roots) - 1 else "└─ ") if len(roots) > 1 else (n, "", "")
+        for i, n in reversed(list(enumerate(roots)))
+    ]
+    while stack:
+        node, indent, branch = stack.pop()
+        lines.append(indent + branch + _node_text(node))
+        child_indent = indent + ("" if not branch else ("│  " if branch == "├─ " else "   "))
+        kids = node.children
+        if len(kids) == 1:
+            stack.append((kids[0], child_indent, ""))
+        else:
+            for i in reversed(range(len(kids))):
+                stack.append((kids[i], child_indent, "├─ " if i < len(kids) - 1 else "└─ "))
+    return lines
+
+
+def _node_text(node: TreeNode) -> str:
+    marker = "[bold green]*[/bold green]" if node.on_active_path else " "
+    label = f" [magenta]\\[{escape(node.label)}][/magenta]" if node.label else ""
+    text = escape(entry_summary(node.entry, 60))
+    return f"{marker} [dim]{node.entry.id}[/dim] {text}{label}"
+
+
+@reports_errors
+def context(
+    file: FileArg,
+    leaf: Annotated[
+        str | None, typer.Option(help="Entry id (or unique prefix) to build from; default: leaf.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {messages, thinkingLevel, model} as pi builds it.")
+    ] = False,
+) -> None:
+    """The context the model sees from the active leaf (or --leaf)."""
+    session = Session.open(existing_file(file))
+    leaf_id = session.resolve_id(leaf) if leaf else (session.leaf_id or EMPTY_LEAF)
+    built = session.build_context(leaf_id)
+    if as_json:
+        print_json(built.to_dict())
+        return
+    model = built.model or {}
+    out.print(
+        f"[bold]model[/bold] {escape(str(model.get('provider', '-')))}/"
+        f"{escape(str(model.get('modelId', '-')))}   "
+        f"[bold]thinking[/bold] {escape(built.thinking_level)}   "
+        f"[bold]messages[/bold] {len(built.messages)}"
+    )
+    for message in built.messages:
+        role = str(message.get("role"))
+        out.print(f"\n[bold cyan]── {escape(role)}[/bold cyan]")
+        out.print(escape(_message_body(message)))
+
+
+def _message_body(message: dict[str, object], limit: int = 2000) -> str:
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        text = str(message.get("summary", ""))
+    elif role == "bashExecution":
+        text = f"$ {message.get('command')}\n{message.get('output', '')}"
+    else:
+        text = message_text(message)
+        content = message.get("content")
+        if isinstance(content, list):
+            calls = [
+                f"→ {b.get('name')}({one_line(str(b.get('arguments')), 100)})"
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "toolCall"
+            ]
+            text = "\n".join([text, *calls]) if calls else text
+    if len(text) > limit:
+        text = text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    return text

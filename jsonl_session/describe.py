@@ -1,0 +1,72 @@
+"""One-line, human-readable descriptions of entries and messages.
+
+Used by tree views and listings (CLI, exports). Owns only wording and trimming;
+it reads entry bodies through StoredEntry.data() and never changes anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonl_session.jsonl import StoredEntry
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text a message carries (text blocks joined by spaces; tool calls named)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind == "toolCall":
+            parts.append(f"[{block.get('name', '?')}]")
+        elif kind == "image":
+            parts.append("[image]")
+    return " ".join(parts)
+
+
+def one_line(text: str, width: int = 72) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def entry_summary(entry: StoredEntry, width: int = 72) -> str:
+    """E.g. ``user: fix the failing test`` or ``model_change: anthropic/claude-x``."""
+    data = entry.data()
+    kind = entry.type
+    if kind == "message":
+        raw_message = data.get("message")
+        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
+        role = str(message.get("role", "?"))
+        if role == "toolResult":
+            text = f"{message.get('toolName', '?')} → {message_text(message)}"
+        elif role == "bashExecution":
+            text = f"$ {message.get('command', '')}"
+        else:
+            text = message_text(message)
+        return f"{role}: {one_line(text, width)}"
+    if kind == "model_change":
+        return f"model: {data.get('provider')}/{data.get('modelId')}"
+    if kind == "thinking_level_change":
+        return f"thinking: {data.get('thinkingLevel')}"
+    if kind == "compaction":
+        return f"compaction: {one_line(str(data.get('summary', '')), width)}"
+    if kind == "branch_summary":
+        return f"branch summary: {one_line(str(data.get('summary', '')), width)}"
+    if kind == "custom":
+        return f"custom ({data.get('customType')})"
+    if kind == "custom_message":
+        text = message_text(data)
+        return f"custom message ({data.get('customType')}): {one_line(text, width)}"
+    if kind == "label":
+        return f"label {data.get('targetId')}: {data.get('label', '(cleared)')}"
+    if kind == "session_info":
+        return f"name: {data.get('name', '')}"
+    return f"{kind} (unknown entry type)"
