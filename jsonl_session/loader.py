@@ -97,35 +97,17 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     ordinals: dict[int, int] = {}
     torn: RawLine | None = None
     for ordinal, line in enumerate(lines[1:], start=1):
-        try:
-            env = decode_envelope(line.raw)
-        except NotJson as exc:
-            if not line.terminated:
-                torn = line
-                problems.append(
-                    Problem(
-                        "torn-tail",
-                        f"last line is incomplete ({len(line.raw)} bytes, no newline); "
-                        "skipped, and set aside before the next append",
-                        line.number,
-                    )
-                )
-            else:
-                bad.append(BadLine(line.number, line.offset, line.raw))
-                problems.append(Problem("invalid-json", f"not valid JSON ({exc})", line.number))
+        read = read_line(line)
+        if isinstance(read, StoredEntry):
+            entries.append(read)
+            ordinals[ordinal] = len(entries) - 1
             continue
-        except NotAnObject as exc:
-            bad.append(BadLine(line.number, line.offset, line.raw))
-            problems.append(Problem("not-an-entry", f"{exc}; skipped", line.number))
-            continue
-        if env.type == "session":
-            bad.append(BadLine(line.number, line.offset, line.raw))
-            problems.append(
-                Problem("extra-header", "a second session header; ignored", line.number)
-            )
-            continue
-        entries.append(StoredEntry.from_envelope(env, line.number, line.offset, line.raw))
-        ordinals[ordinal] = len(entries) - 1
+        problem = read[1]
+        problems.append(problem)
+        if problem.kind == "torn-tail":
+            torn = line
+        else:
+            bad.append(read[0])
 
     version, header_damaged = _effective_version(version_field, entries, header_line, problems)
     state = MigrationState(header=header, entries=entries, ordinals=ordinals)
@@ -152,6 +134,33 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
         torn_tail=torn,
         header_damaged=header_damaged,
     )
+
+
+def read_line(line: RawLine) -> StoredEntry | tuple[BadLine, Problem]:
+    """One line after the header: an entry, or the bad line and its problem.
+
+    Only an unterminated line that is not valid JSON is a torn tail.
+    """
+    try:
+        env = decode_envelope(line.raw)
+    except NotJson as exc:
+        bad = BadLine(line.number, line.offset, line.raw)
+        if not line.terminated:
+            message = (
+                f"last line is incomplete ({len(line.raw)} bytes, no newline); "
+                "skipped, and set aside before the next append"
+            )
+            return bad, Problem("torn-tail", message, line.number)
+        return bad, Problem("invalid-json", f"not valid JSON ({exc})", line.number)
+    except NotAnObject as exc:
+        return BadLine(line.number, line.offset, line.raw), Problem(
+            "not-an-entry", f"{exc}; skipped", line.number
+        )
+    if env.type == "session":
+        return BadLine(line.number, line.offset, line.raw), Problem(
+            "extra-header", "a second session header; ignored", line.number
+        )
+    return StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
 
 
 def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:

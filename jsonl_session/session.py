@@ -22,7 +22,13 @@ from jsonl_session.errors import EntryValidationError, SessionTreeError, Session
 from jsonl_session.fork import file_bytes, fork_path_lines
 from jsonl_session.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
 from jsonl_session.jsonl import StoredEntry, consumed_length, decode_envelope, dumps, split_lines
-from jsonl_session.loader import LoadedFile, load_entries, parse_session_bytes
+from jsonl_session.loader import (
+    BadLine,
+    LoadedFile,
+    load_entries,
+    parse_session_bytes,
+    read_line,
+)
 from jsonl_session.model import (
     CURRENT_VERSION,
     KNOWN_ROLES,
@@ -555,7 +561,7 @@ class Session:
         if (
             not same_file
             or size < self._end_offset
-            or (self._end_offset and handle.read_from(self._end_offset - 1)[:1] != b"\n")
+            or (self._end_offset and handle.byte_at(self._end_offset - 1) != b"\n")
         ):
             self._reload(handle)
             return
@@ -563,17 +569,16 @@ class Session:
             return
         new = handle.read_from(self._end_offset)
         complete = new[: consumed_length(new)]
-        for line in split_lines(
-            complete, base_offset=self._end_offset, first_number=self._next_line
-        ):
-            try:
-                env = decode_envelope(line.raw)
-            except ValueError as exc:
-                self._problems.append(Problem("invalid-json", f"not an entry ({exc})", line.number))
-                continue
-            entry = StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
-            if entry.id:
-                self._index_entry(entry)
+        lines = split_lines(complete, base_offset=self._end_offset, first_number=self._next_line)
+        for line in lines:
+            read = read_line(line)
+            if not isinstance(read, StoredEntry):
+                self._loaded.bad_lines.append(read[0])
+                self._problems.append(read[1])
+            elif read.id:
+                self._index_entry(read)
+            else:
+                self._loaded.bad_lines.append(BadLine(read.line, read.offset, read.raw))
         self._next_line += complete.count(b"\n")
         self._end_offset += len(complete)
 

@@ -149,6 +149,9 @@ class LockedFile:
     def size(self) -> int:
         return os.fstat(self.fd).st_size
 
+    def byte_at(self, offset: int) -> bytes:
+        return os.pread(self.fd, 1, offset)
+
     def read_from(self, offset: int) -> bytes:
         """Bytes from ``offset`` to the end (for picking up other writers' lines)."""
         chunks: list[bytes] = []
