@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.ids import timestamp_to_ms
+from jsonl_session.ids import MISSING, timestamp_to_ms
 from jsonl_session.jsonl import StoredEntry
 from jsonl_session.tree import TreeIndex
 
@@ -93,14 +93,7 @@ def context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
         return SessionContext(messages, thinking_level, model)
 
     compaction = path[compaction_at].data()
-    messages.append(
-        {
-            "role": "compactionSummary",
-            "summary": compaction.get("summary"),
-            "tokensBefore": compaction.get("tokensBefore"),
-            "timestamp": timestamp_to_ms(compaction.get("timestamp")),
-        }
-    )
+    messages.append(_derived("compactionSummary", compaction, ("summary", "tokensBefore")))
     first_kept = compaction.get("firstKeptEntryId")
     keeping = False
     for position in range(compaction_at):
@@ -121,24 +114,21 @@ def as_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
         message = data.get("message")
         return message if isinstance(message, dict) else None
     if entry_type == "custom_message":
-        out: dict[str, Any] = {
-            "role": "custom",
-            "customType": data.get("customType"),
-            "content": data.get("content"),
-            "display": data.get("display"),
-        }
-        if "details" in data:
-            out["details"] = data["details"]
-        out["timestamp"] = timestamp_to_ms(data.get("timestamp"))
-        return out
+        return _derived("custom", data, ("customType", "content", "display", "details"))
     if entry_type == "branch_summary" and data.get("summary"):
-        return {
-            "role": "branchSummary",
-            "summary": data["summary"],
-            "fromId": data.get("fromId"),
-            "timestamp": timestamp_to_ms(data.get("timestamp")),
-        }
+        return _derived("branchSummary", data, ("summary", "fromId"))
     return None
+
+
+def _derived(role: str, data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """A message pi derives from an entry: these keys in this order, then the time in
+    ms. Keys the entry lacks are left out, as JSON.stringify leaves out undefined."""
+    out: dict[str, Any] = {"role": role}
+    for key in keys:
+        if key in data:
+            out[key] = data[key]
+    out["timestamp"] = timestamp_to_ms(data.get("timestamp", MISSING))
+    return out
 
 
 def _model(provider: Any, model_id: Any) -> dict[str, str]:

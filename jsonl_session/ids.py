@@ -6,6 +6,7 @@ caller's business (it passes the ids already taken).
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
@@ -56,8 +57,17 @@ def timestamp_to_ms(value: object) -> int | None:
     """Milliseconds since the epoch for an ISO string, or None when it cannot be read.
 
     None stands where JavaScript's ``new Date(x).getTime()`` gives NaN, which
-    JSON.stringify writes as ``null``.
+    JSON.stringify writes as ``null``. Numbers are taken as milliseconds and null
+    as the epoch, as Date does; a missing value is NaN (pass MISSING).
     """
+    if value is MISSING:
+        return None
+    if value is None:
+        return 0  # new Date(null) is the epoch
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return int(value) if math.isfinite(value) and abs(value) <= 8.64e15 else None
     if not isinstance(value, str):
         return None
     try:
@@ -75,3 +85,7 @@ def timestamp_to_ms(value: object) -> int | None:
 def file_timestamp(iso: str) -> str:
     """The timestamp as it appears in a session file name (``:`` and ``.`` become ``-``)."""
     return iso.replace(":", "-").replace(".", "-")
+
+
+MISSING = object()
+"""Stands for an absent key in timestamp_to_ms (JavaScript's undefined)."""

@@ -9,6 +9,8 @@ decoding message bodies. It does not know about versions (migrate.py), the tree
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,7 @@ import orjson
 from jsonl_session.model import LEAF_MARKER_TYPE, entry_from_dict
 
 BOM = b"\xef\xbb\xbf"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,7 @@ class Envelope:
     custom_type: Any
     role: Any
     message_timestamp: Any
+    invalid_utf8: bool = False  # bytes that are not UTF-8 were read as U+FFFD, as Node does
 
 
 class NotJson(ValueError):
@@ -104,12 +108,12 @@ def decode_envelope(raw: bytes) -> Envelope:
     """Decode the envelope of one line; raise NotJson or NotAnObject."""
     try:
         env = _envelope_decoder.decode(raw)
-    except msgspec.ValidationError:
-        # Valid JSON of another shape (null, 42, a message that is a string...):
-        # read it whole to tell which.
-        return _envelope_from_object(_loads(raw))
-    except msgspec.DecodeError as exc:
-        raise NotJson(str(exc)) from None
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        # Another shape (null, 42, a message that is a string), bytes msgspec
+        # refuses, or invalid JSON: decode_any tells which.
+        envelope = _envelope_from_object(decode_any(raw))
+        envelope.invalid_utf8 = not is_utf8(raw)
+        return envelope
     if not isinstance(env.type, str):
         raise NotAnObject("object has no string 'type'")
     msg = env.message
@@ -124,10 +128,43 @@ def decode_envelope(raw: bytes) -> Envelope:
     )
 
 
-def _loads(raw: bytes) -> Any:
+def is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_generic_decoder = msgspec.json.Decoder()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode_any(raw: bytes) -> Any:
+    """Decode a line as JSON.parse would read it, or raise NotJson.
+
+    orjson first (fast); then msgspec, which takes numbers beyond a double and
+    deeper nesting; then the standard library over the text with invalid UTF-8
+    replaced, as Node's UTF-8 reading does. So a line whose envelope decoded always
+    has a body that decodes.
+    """
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return _generic_decoder.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        pass
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise NotJson("nested too deeply to read") from None
+    except ValueError as exc:
         raise NotJson(str(exc)) from None
 
 
@@ -153,7 +190,7 @@ def _envelope_from_object(value: Any) -> Envelope:
 
 def loads_object(raw: bytes) -> dict[str, Any]:
     """Decode a line known to hold an object."""
-    value = orjson.loads(raw)
+    value = decode_any(raw)
     if not isinstance(value, dict):
         raise NotAnObject("not an object")
     return value
@@ -164,10 +201,12 @@ def dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError:
-        # orjson refuses integers beyond 64 bits; the standard library does not.
-        import json
-
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        # orjson refuses integers beyond 64 bits and lone surrogates; the standard
+        # library does not (escaping non-ASCII when the text cannot be UTF-8).
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        # A lone surrogate (half an emoji cut by a truncation) is written as an
+        # escape, as JSON.stringify does.
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
 
 
 @dataclass(slots=True)

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.jsonl import (
     NotAnObject,
@@ -22,7 +20,9 @@ from jsonl_session.jsonl import (
     RawLine,
     StoredEntry,
     consumed_length,
+    decode_any,
     decode_envelope,
+    is_utf8,
     split_lines,
 )
 from jsonl_session.migrate import MigrationState, migrate
@@ -92,22 +92,24 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     header, header_line = _read_header(lines, path)
     version_field = header.get("version")
     problems: list[Problem] = []
+    if not is_utf8(header_line.raw):
+        message = "bytes that are not UTF-8 were read as U+FFFD"
+        problems.append(Problem("invalid-utf8", message, header_line.number))
     entries: list[StoredEntry] = []
     bad: list[BadLine] = []
     ordinals: dict[int, int] = {}
     torn: RawLine | None = None
     for ordinal, line in enumerate(lines[1:], start=1):
-        read = read_line(line)
+        read, problem = read_line(line)
+        if problem is not None:
+            problems.append(problem)
         if isinstance(read, StoredEntry):
             entries.append(read)
             ordinals[ordinal] = len(entries) - 1
-            continue
-        problem = read[1]
-        problems.append(problem)
-        if problem.kind == "torn-tail":
+        elif problem is not None and problem.kind == "torn-tail":
             torn = line
         else:
-            bad.append(read[0])
+            bad.append(read)
 
     version, header_damaged = _effective_version(version_field, entries, header_line, problems)
     state = MigrationState(header=header, entries=entries, ordinals=ordinals)
@@ -136,15 +138,16 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     )
 
 
-def read_line(line: RawLine) -> StoredEntry | tuple[BadLine, Problem]:
-    """One line after the header: an entry, or the bad line and its problem.
+def read_line(line: RawLine) -> tuple[StoredEntry | BadLine, Problem | None]:
+    """One line after the header: an entry or a bad line, and its problem if any.
 
-    Only an unterminated line that is not valid JSON is a torn tail.
+    Only an unterminated line that is not valid JSON is a torn tail. An entry can
+    come with a problem too (bytes that are not UTF-8, read as U+FFFD like pi does).
     """
+    bad = BadLine(line.number, line.offset, line.raw)
     try:
         env = decode_envelope(line.raw)
     except NotJson as exc:
-        bad = BadLine(line.number, line.offset, line.raw)
         if not line.terminated:
             message = (
                 f"last line is incomplete ({len(line.raw)} bytes, no newline); "
@@ -153,21 +156,22 @@ def read_line(line: RawLine) -> StoredEntry | tuple[BadLine, Problem]:
             return bad, Problem("torn-tail", message, line.number)
         return bad, Problem("invalid-json", f"not valid JSON ({exc})", line.number)
     except NotAnObject as exc:
-        return BadLine(line.number, line.offset, line.raw), Problem(
-            "not-an-entry", f"{exc}; skipped", line.number
-        )
+        return bad, Problem("not-an-entry", f"{exc}; skipped", line.number)
     if env.type == "session":
-        return BadLine(line.number, line.offset, line.raw), Problem(
-            "extra-header", "a second session header; ignored", line.number
+        return bad, Problem("extra-header", "a second session header; ignored", line.number)
+    entry = StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
+    if env.invalid_utf8:
+        return entry, Problem(
+            "invalid-utf8", "bytes that are not UTF-8 were read as U+FFFD", line.number, entry.id
         )
-    return StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
+    return entry, None
 
 
 def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:
     first = lines[0]
     try:
-        header = orjson.loads(first.raw)
-    except orjson.JSONDecodeError:
+        header = decode_any(first.raw)
+    except NotJson:
         raise SessionFormatError(
             path,
             first.number,
@@ -187,10 +191,19 @@ def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any
     if not isinstance(header.get("id"), str):
         raise SessionFormatError(path, first.number, "the session header has no string 'id'")
     version = header.get("version")
+    if isinstance(version, float) and version.is_integer():
+        header["version"] = version = int(version)  # JSON.parse reads 3.0 as 3
     if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
         raise SessionFormatError(
             path, first.number, f"the header's version must be an integer, not {version!r}"
         )
+    for key in ("cwd", "timestamp", "parentSession", "branchedFrom"):
+        if key in header and not isinstance(header[key], str):
+            raise SessionFormatError(
+                path,
+                first.number,
+                f"the header's {key!r} must be a string, not {_describe(header[key])}",
+            )
     return header, first
 
 
@@ -198,7 +211,10 @@ def _describe(value: Any) -> str:
     if isinstance(value, dict):
         kind = value.get("type")
         return f"an entry of type {kind!r}" if isinstance(kind, str) else "an object with no type"
-    return "null" if value is None else f"a JSON {type(value).__name__}"
+    if value is None:
+        return "null"
+    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array"}
+    return f"a JSON {names.get(type(value), type(value).__name__)} ({value!r:.40})"
 
 
 def _find_later_header(lines: list[RawLine]) -> int | None:
@@ -206,8 +222,8 @@ def _find_later_header(lines: list[RawLine]) -> int | None:
         if b'"session"' not in line.raw:
             continue
         try:
-            value = orjson.loads(line.raw)
-        except orjson.JSONDecodeError:
+            value = decode_any(line.raw)
+        except NotJson:
             continue
         if isinstance(value, dict) and value.get("type") == "session":
             return line.number

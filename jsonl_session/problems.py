@@ -15,6 +15,7 @@ ProblemKind = Literal[
     "invalid-json",
     "not-an-entry",
     "invalid-entry",
+    "invalid-utf8",
     "extra-header",
     "header-without-version",
     "newer-version",

@@ -10,6 +10,7 @@ this class through its public methods.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ class Session:
     def __init__(
         self, path: Path, loaded: LoadedFile, *, persisted: bool, fsync: store.FsyncPolicy
     ) -> None:
+        store.check_fsync_policy(fsync)
         self._path = path
         self._fsync: store.FsyncPolicy = fsync
         self._persisted = persisted
@@ -302,8 +304,21 @@ class Session:
         branch_summary there; the summary entry itself records the leaf move."""
         if entry_id is not None:
             self._require(entry_id)
-        self._leaf = entry_id
-        return self.append_branch_summary(entry_id or "root", summary, details, from_hook)
+        entry = BranchSummaryEntry(
+            from_id=entry_id or "root",
+            summary=summary,
+            details=details,
+            from_hook=from_hook,
+            id="",
+            parent_id=entry_id,
+            timestamp="",
+        )
+
+        def build(new_id: str, _parent: str | None, stamp: str) -> bytes:
+            entry.id, entry.timestamp = new_id, stamp
+            return encode(entry)
+
+        return self._append(build)
 
     def append_custom(self, custom_type: str, data: Any = UNSET) -> str:
         """Extension state: stored, never in the model context."""
@@ -350,11 +365,14 @@ class Session:
         Returns the marker's id, or None when ``entry_id`` already is the file's leaf.
         """
         self._require(entry_id)
-        if self._file_leaf() == entry_id:
-            self._leaf = entry_id
-            return None
-        self._leaf = entry_id
-        marker = self._append_struct(CustomEntry, custom_type=LEAF_MARKER_TYPE)
+        marker = self._write_entry(
+            lambda new_id, _parent, stamp: encode(
+                CustomEntry(
+                    custom_type=LEAF_MARKER_TYPE, id=new_id, parent_id=entry_id, timestamp=stamp
+                )
+            ),
+            unless_file_leaf_is=entry_id,
+        )
         self._leaf = entry_id
         return marker
 
@@ -374,6 +392,7 @@ class Session:
 
         Labels on the path come along; the header's parentSession is this file.
         """
+        self._check_writable()
         target = entry_id if entry_id is not None else self._leaf
         if target is None:
             raise SessionTreeError("nothing to fork: the session has no entries")
@@ -402,6 +421,11 @@ class Session:
         """Copy a whole session (migrated first) into a new file for another cwd."""
         source_path = Path(source).absolute()
         loaded = load_entries(source_path)
+        if not loaded.writable:
+            raise SessionWriteError(
+                f"{source_path}: format version {loaded.version_read} is newer than "
+                f"{CURRENT_VERSION}; refusing to copy it into a version {CURRENT_VERSION} file"
+            )
         cwd_text = str(Path(target_cwd).absolute())
         header = SessionHeader(
             version=CURRENT_VERSION,
@@ -494,28 +518,43 @@ class Session:
 
     def _append_struct(self, kind: type[msgspec.Struct], **fields: Any) -> str:
         return self._append(
-            lambda entry_id, parent, stamp: encode(
-                kind(id=entry_id, parent_id=parent, timestamp=stamp, **fields)
+            lambda new_id, parent, stamp: encode(
+                kind(id=new_id, parent_id=parent, timestamp=stamp, **fields)
             )
         )
 
-    def _append(self, build: Any, *, flush: bool = False) -> str:
+    def _append(self, build: _Build, *, flush: bool = False) -> str:
+        entry_id = self._write_entry(build, flush=flush)
+        assert entry_id is not None  # only a conditional write can write nothing
+        return entry_id
+
+    def _write_entry(
+        self, build: _Build, *, flush: bool = False, unless_file_leaf_is: str | None = None
+    ) -> str | None:
+        """Append the line ``build(new_id, leaf, timestamp)`` returns; return its id.
+
+        With ``unless_file_leaf_is``, write nothing (and return None) when that entry
+        already is the file's active leaf, judged after taking in other writers' lines.
+        """
         if not self._persisted:
+            if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
+                return None
             entry_id = new_entry_id(self._index)
-            raw = build(entry_id, self._leaf, now_timestamp())
+            raw = _built(build, entry_id, self._leaf)
             self._add_line(raw, offset=-1)
-            if flush or any(
-                e.type == "message" and e.role == "assistant" for e in self._index.order
-            ):
+            if flush or any(e.role == "assistant" for e in self._index.order):
                 self._write_new_file()
             return entry_id
         self._check_writable()
         with store.locked(self._path, self._fsync) as handle:
             self._catch_up(handle)
+            self._check_writable()  # another writer may have replaced the file
+            if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
+                return None
+            entry_id = new_entry_id(self._index)
+            raw = _built(build, entry_id, self._leaf)
             self._seal(handle)
             self._rewrite_if_needed(handle, keep_tail=False)
-            entry_id = new_entry_id(self._index)
-            raw = build(entry_id, self._leaf, now_timestamp())
             offset = handle.append(raw + b"\n")
             self._add_line(raw, offset=offset)
             self._end_offset = offset + len(raw) + 1
@@ -567,14 +606,19 @@ class Session:
             return
         if size == self._end_offset:
             return
+        if self._loaded.needs_rewrite:
+            # Lines added to an old-version file need the migration too: read it all.
+            self._reload(handle)
+            return
         new = handle.read_from(self._end_offset)
         complete = new[: consumed_length(new)]
         lines = split_lines(complete, base_offset=self._end_offset, first_number=self._next_line)
         for line in lines:
-            read = read_line(line)
+            read, problem = read_line(line)
+            if problem is not None:
+                self._problems.append(problem)
             if not isinstance(read, StoredEntry):
-                self._loaded.bad_lines.append(read[0])
-                self._problems.append(read[1])
+                self._loaded.bad_lines.append(read)
             elif read.id:
                 self._index_entry(read)
             else:
@@ -603,6 +647,16 @@ class Session:
         self.backups.append(backup)
         self._reload(handle)
         return backup
+
+
+_Build = Callable[[str, str | None, str], bytes]
+
+
+def _built(build: _Build, entry_id: str, parent: str | None) -> bytes:
+    try:
+        return build(entry_id, parent, now_timestamp())
+    except (TypeError, ValueError) as exc:  # values JSON cannot hold
+        raise EntryValidationError(f"entry cannot be written as JSON: {exc}") from None
 
 
 def _message_dict(message: dict[str, Any] | msgspec.Struct) -> dict[str, Any]:

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import orjson
-
 from jsonl_session.errors import SessionWriteError
+from jsonl_session.jsonl import NotJson, decode_any
 
 FsyncPolicy = Literal["always", "never"]
+FSYNC_POLICIES: tuple[FsyncPolicy, ...] = ("always", "never")
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 _TAIL_PROBE = 64 * 1024
@@ -79,8 +79,14 @@ def ensure_dir(path: Path) -> None:
         os.chmod(folder, DIR_MODE)
 
 
+def check_fsync_policy(fsync: str) -> None:
+    if fsync not in FSYNC_POLICIES:
+        raise SessionWriteError(f"fsync policy must be 'always' or 'never', not {fsync!r}")
+
+
 def write_new_file(path: Path, data: bytes, fsync: FsyncPolicy) -> None:
     """Create ``path`` (it must not exist) with mode 0600 holding ``data``."""
+    check_fsync_policy(fsync)
     ensure_dir(path.parent)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
@@ -141,6 +147,7 @@ class LockedFile:
     """An open, exclusively locked session file for appending (see `locked`)."""
 
     def __init__(self, path: Path, fd: int, fsync: FsyncPolicy) -> None:
+        check_fsync_policy(fsync)
         self.path = path
         self.fd = fd
         self.fsync = fsync
@@ -178,8 +185,8 @@ class LockedFile:
         body = fragment[:-1] if fragment.endswith(b"\r") else fragment
         if body.strip():
             try:
-                orjson.loads(body)
-            except orjson.JSONDecodeError:
+                decode_any(body)
+            except NotJson:
                 pass
             else:
                 return SealResult(needs_newline=True)

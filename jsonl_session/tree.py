@@ -85,7 +85,9 @@ class TreeIndex:
     def path(self, leaf_id: str) -> list[StoredEntry]:
         """Entries from the root to ``leaf_id``; O(path length).
 
-        Raises SessionTreeError for an unknown leaf, a missing parent or a cycle.
+        A parent that does not exist ends the path there, as in pi, whose own forks
+        leave such gaps after dropping label entries; `problems` reports it. Raises
+        SessionTreeError for an unknown leaf or a cycle.
         """
         entry = self.by_id.get(leaf_id)
         if entry is None:
@@ -105,11 +107,7 @@ class TreeIndex:
                 break
             parent = self.by_id.get(entry.parent_id)
             if parent is None:
-                raise SessionTreeError(
-                    f"entry {entry.id} (line {entry.line}) has parent {entry.parent_id}, "
-                    "which does not exist",
-                    (entry.id, entry.parent_id),
-                )
+                break
             entry = parent
         path.reverse()
         return path
@@ -202,7 +200,25 @@ def build_tree(
             roots.append(node)
         else:
             nodes[parent].children.append(node)
+    _break_cycles(roots, nodes)
     return roots
+
+
+def _break_cycles(roots: list[TreeNode], nodes: dict[str, TreeNode]) -> None:
+    """Entries in a parent cycle hang from each other and from no root; show each
+    cycle from its first entry in file order, so nothing drops out of the view."""
+    reached = {node.entry.id for _, node in iter_nodes(roots)}
+    if len(reached) == len(nodes):
+        return
+    owner = {child.entry.id: node for node in nodes.values() for child in node.children}
+    for node in sorted(nodes.values(), key=lambda n: n.entry.line):
+        if node.entry.id in reached:
+            continue
+        parent = owner.get(node.entry.id)
+        if parent is not None:
+            parent.children.remove(node)
+        roots.append(node)
+        reached.update(n.entry.id for _, n in iter_nodes([node]))
 
 
 def _shown_ancestor(index: TreeIndex, entry: StoredEntry, shown: dict[str, TreeNode]) -> str | None:

@@ -6,16 +6,17 @@ Library errors become one line on stderr and exit code 1, never a traceback.
 from __future__ import annotations
 
 import functools
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-import orjson
 import typer
 from rich.console import Console
 
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.jsonl import dumps
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -34,6 +35,11 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        for stream in (sys.stdout, sys.stderr):
+            # Session text can hold lone surrogates (pi writes them when a cut splits
+            # an emoji); show them escaped rather than fail on them.
+            if isinstance(stream, io.TextIOWrapper):
+                stream.reconfigure(errors="backslashreplace")
         try:
             return command(*args, **kwargs)
         except JsonlSessionError as exc:
@@ -47,7 +53,7 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 def print_json(value: Any) -> None:
     """Compact JSON, as JSON.stringify writes it, on stdout."""
-    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
+    sys.stdout.buffer.write(dumps(value) + b"\n")
     sys.stdout.flush()
 
 

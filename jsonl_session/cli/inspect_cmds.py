@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from jsonl_session.cli.common import existing_file, out, print_json, reports_errors
+from jsonl_session.cli.common import err, existing_file, out, print_json, reports_errors
 from jsonl_session.context import EMPTY_LEAF
 from jsonl_session.describe import entry_summary, message_text, one_line
 from jsonl_session.session import Session
@@ -155,6 +155,13 @@ def context(
     session = Session.open(existing_file(file))
     leaf_id = session.resolve_id(leaf) if leaf else (session.leaf_id or EMPTY_LEAF)
     built = session.build_context(leaf_id)
+    path = session.branch_path(leaf_id) if leaf_id else []
+    if path and path[0].parent_id is not None:
+        err.print(
+            f"warning: entry {path[0].id} (line {path[0].line}) has parent "
+            f"{path[0].parent_id}, which does not exist; the context starts there, as in pi",
+            markup=False,
+        )
     if as_json:
         print_json(built.to_dict())
         return
