@@ -18,6 +18,7 @@ import msgspec
 import orjson
 
 from jsonl_session.model import LEAF_MARKER_TYPE, entry_from_dict
+from jsonl_session.model import encode as encode_struct
 
 BOM = b"\xef\xbb\xbf"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -207,6 +208,14 @@ def dumps(value: Any) -> bytes:
         # A lone surrogate (half an emoji cut by a truncation) is written as an
         # escape, as JSON.stringify does.
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
+
+
+def encode(value: msgspec.Struct) -> bytes:
+    """Compact JSON for a typed entry in pi's key order, lone surrogates escaped."""
+    try:
+        return encode_struct(value)
+    except UnicodeEncodeError:
+        return dumps(msgspec.to_builtins(value))
 
 
 @dataclass(slots=True)

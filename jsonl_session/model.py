@@ -258,7 +258,10 @@ _entry_encoder = msgspec.json.Encoder()
 
 
 def encode(value: msgspec.Struct) -> bytes:
-    """Compact JSON for a typed value, keys in pi's order."""
+    """Compact JSON for a typed value, keys in pi's order.
+
+    Raises UnicodeEncodeError for a lone surrogate; jsonl.encode handles that case.
+    """
     return _entry_encoder.encode(value)
 
 

@@ -22,7 +22,14 @@ from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
 from jsonl_session.errors import EntryValidationError, SessionTreeError, SessionWriteError
 from jsonl_session.fork import file_bytes, fork_path_lines
 from jsonl_session.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
-from jsonl_session.jsonl import StoredEntry, consumed_length, decode_envelope, dumps, split_lines
+from jsonl_session.jsonl import (
+    StoredEntry,
+    consumed_length,
+    decode_envelope,
+    dumps,
+    encode,
+    split_lines,
+)
 from jsonl_session.loader import (
     BadLine,
     LoadedFile,
@@ -43,7 +50,6 @@ from jsonl_session.model import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
-    encode,
     message_from_dict,
 )
 from jsonl_session.problems import Problem
