@@ -9,7 +9,9 @@ decoding message bodies. It does not know about versions (migrate.py), the tree
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,8 +132,17 @@ def decode_envelope(raw: bytes) -> Envelope:
 
 
 def is_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is valid UTF-8, checked in slices so a large file is not
+    copied into one string."""
+    if raw.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    step = 1 << 20
     try:
-        raw.decode()
+        for start in range(0, len(view), step):
+            decoder.decode(view[start : start + step])
+        decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
     return True
@@ -204,7 +215,7 @@ def dumps(value: Any) -> bytes:
     except TypeError:
         # orjson refuses integers beyond 64 bits and lone surrogates; the standard
         # library does not (escaping non-ASCII when the text cannot be UTF-8).
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
         # A lone surrogate (half an emoji cut by a truncation) is written as an
         # escape, as JSON.stringify does.
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
@@ -216,6 +227,32 @@ def encode(value: msgspec.Struct) -> bytes:
         return encode_struct(value)
     except UnicodeEncodeError:
         return dumps(msgspec.to_builtins(value))
+
+
+def _finite(value: Any) -> Any:
+    """A copy with Infinity and NaN as None, as JSON.stringify writes them (null)."""
+
+    def fix(item: Any) -> Any:
+        if isinstance(item, float) and not math.isfinite(item):
+            return None
+        if isinstance(item, dict):
+            copy = dict(item)
+            pending.append(copy)
+            return copy
+        if isinstance(item, list):
+            copy_list = list(item)
+            pending.append(copy_list)
+            return copy_list
+        return item
+
+    pending: list[Any] = []
+    root = fix(value)
+    while pending:  # iterative: values can nest deeper than the recursion limit
+        container = pending.pop()
+        keys = container.keys() if isinstance(container, dict) else range(len(container))
+        for key in keys:
+            container[key] = fix(container[key])
+    return root
 
 
 @dataclass(slots=True)

@@ -92,7 +92,8 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     header, header_line = _read_header(lines, path)
     version_field = header.get("version")
     problems: list[Problem] = []
-    if not is_utf8(header_line.raw):
+    all_utf8 = is_utf8(data)  # one pass over the buffer instead of one per line
+    if not all_utf8 and not is_utf8(header_line.raw):
         message = "bytes that are not UTF-8 were read as U+FFFD"
         problems.append(Problem("invalid-utf8", message, header_line.number))
     entries: list[StoredEntry] = []
@@ -100,7 +101,7 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     ordinals: dict[int, int] = {}
     torn: RawLine | None = None
     for ordinal, line in enumerate(lines[1:], start=1):
-        read, problem = read_line(line)
+        read, problem = read_line(line, check_utf8=not all_utf8)
         if problem is not None:
             problems.append(problem)
         if isinstance(read, StoredEntry):
@@ -138,11 +139,14 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     )
 
 
-def read_line(line: RawLine) -> tuple[StoredEntry | BadLine, Problem | None]:
+def read_line(
+    line: RawLine, *, check_utf8: bool = True
+) -> tuple[StoredEntry | BadLine, Problem | None]:
     """One line after the header: an entry or a bad line, and its problem if any.
 
     Only an unterminated line that is not valid JSON is a torn tail. An entry can
     come with a problem too (bytes that are not UTF-8, read as U+FFFD like pi does).
+    ``check_utf8=False`` skips that check when the caller knows the bytes are UTF-8.
     """
     bad = BadLine(line.number, line.offset, line.raw)
     try:
@@ -160,7 +164,7 @@ def read_line(line: RawLine) -> tuple[StoredEntry | BadLine, Problem | None]:
     if env.type == "session":
         return bad, Problem("extra-header", "a second session header; ignored", line.number)
     entry = StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
-    if env.invalid_utf8:
+    if env.invalid_utf8 or (check_utf8 and not is_utf8(line.raw)):
         return entry, Problem(
             "invalid-utf8", "bytes that are not UTF-8 were read as U+FFFD", line.number, entry.id
         )

@@ -462,6 +462,7 @@ class Session:
         self._check_writable()
         with store.locked(self._path, self._fsync) as handle:
             self._catch_up(handle)
+            self._check_writable()  # another writer may have replaced the file
             return self._rewrite_if_needed(handle, keep_tail=True)
 
     def repair(self) -> list[Path]:
@@ -472,6 +473,7 @@ class Session:
         made: list[Path] = []
         with store.locked(self._path, self._fsync) as handle:
             self._catch_up(handle)
+            self._check_writable()  # another writer may have replaced the file
             sidecar = self._seal(handle)
             if sidecar is not None:
                 made.append(sidecar)

@@ -191,3 +191,18 @@ class TestNumbersJsonParseAccepts:
         raw = b'{"a":123456789012345678901234567890}'
         # node -e 'JSON.stringify(JSON.parse(raw))' prints exactly this
         assert dumps(decode_any(raw)) == b'{"a":1.2345678901234568e+29}'
+
+    def test_infinity_beside_a_lone_surrogate_is_still_written_as_null(self) -> None:
+        value = decode_any(b'{"a":1e400,"b":"half \\ud83d","c":[[-1e400]]}')
+        assert dumps(value) == b'{"a":null,"b":"half \\ud83d","c":[[null]]}'
+
+
+class TestBytesThatAreNotUtf8:
+    def test_bad_bytes_in_a_message_body_are_read_as_replacement_and_reported(
+        self, tmp_path: Path
+    ) -> None:
+        line = user_line("aaaaaaaa", None, "caf\x00").replace(b"\\u0000", b"\xe9")
+        path = pi_file(tmp_path, line)
+        session = Session.open(path)
+        assert session.build_context().messages[0]["content"] == "caf\ufffd"
+        assert [(p.kind, p.line) for p in session.problems] == [("invalid-utf8", 2)]
