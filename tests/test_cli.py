@@ -10,36 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers_write import assistant_message as assistant
+from helpers_write import user_message as user
 from typer.testing import CliRunner
 
 from jsonl_session import Session
 from jsonl_session.cli import app
 
 runner = CliRunner()
-
-
-def user(text: str, ts: int = 1_700_000_000_000) -> dict[str, object]:
-    return {"role": "user", "content": text, "timestamp": ts}
-
-
-def assistant(text: str, ts: int = 1_700_000_000_001) -> dict[str, object]:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-test",
-        "usage": {
-            "input": 10,
-            "output": 5,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 15,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": "stop",
-        "timestamp": ts,
-    }
 
 
 @pytest.fixture
@@ -177,7 +155,7 @@ class TestContext:
         assert code == 0
         messages = json.loads(out)["messages"]
         assert len(messages) == 4
-        assert json.loads(out)["model"] == {"provider": "anthropic", "modelId": "claude-test"}
+        assert json.loads(out)["model"] == {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}
 
     def test_an_unknown_leaf_is_an_error_naming_it(
         self, branched: tuple[Path, dict[str, str]]
