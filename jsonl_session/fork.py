@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jsonl_session.ids import new_entry_id
-from jsonl_session.jsonl import StoredEntry, dumps, encode
-from jsonl_session.model import LabelEntry
+from jsonl_session.jsonio import dumps
+from jsonl_session.jsonl import StoredEntry
+from jsonl_session.model import LabelEntry, encode
 
 
 def reparented(entry: StoredEntry, parent_id: str | None) -> bytes:

@@ -9,21 +9,15 @@ decoding message bodies. It does not know about versions (migrate.py), the tree
 
 from __future__ import annotations
 
-import codecs
-import json
-import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-import orjson
 
-from jsonl_session.model import LEAF_MARKER_TYPE, entry_from_dict
-from jsonl_session.model import encode as encode_struct
+from jsonl_session.jsonio import decode_any, is_utf8
+from jsonl_session.model import LEAF_MARKER_TYPE, SessionEntry, UnknownEntry, entry_from_dict
 
 BOM = b"\xef\xbb\xbf"
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +93,6 @@ class Envelope:
     invalid_utf8: bool = False  # bytes that are not UTF-8 were read as U+FFFD, as Node does
 
 
-class NotJson(ValueError):
-    """The line is not valid JSON."""
-
-
 class NotAnObject(ValueError):
     """The line is valid JSON but not an object with a string ``type``."""
 
@@ -131,55 +121,6 @@ def decode_envelope(raw: bytes) -> Envelope:
     )
 
 
-def is_utf8(raw: bytes) -> bool:
-    """Whether ``raw`` is valid UTF-8, checked in slices so a large file is not
-    copied into one string."""
-    if raw.isascii():
-        return True
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    view = memoryview(raw)
-    step = 1 << 20
-    try:
-        for start in range(0, len(view), step):
-            decoder.decode(view[start : start + step])
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-_generic_decoder = msgspec.json.Decoder()
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def decode_any(raw: bytes) -> Any:
-    """Decode a line as JSON.parse would read it, or raise NotJson.
-
-    orjson first (fast); then msgspec, which takes numbers beyond a double and
-    deeper nesting; then the standard library over the text with invalid UTF-8
-    replaced, as Node's UTF-8 reading does. So a line whose envelope decoded always
-    has a body that decodes.
-    """
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return _generic_decoder.decode(raw)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        pass
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise NotJson("nested too deeply to read") from None
-    except ValueError as exc:
-        raise NotJson(str(exc)) from None
-
-
 def _envelope_from_object(value: Any) -> Envelope:
     if not isinstance(value, dict):
         kind = "null" if value is None else type(value).__name__
@@ -206,53 +147,6 @@ def loads_object(raw: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise NotAnObject("not an object")
     return value
-
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON as JSON.stringify writes it (no spaces, UTF-8 unescaped)."""
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        # orjson refuses integers beyond 64 bits and lone surrogates; the standard
-        # library does not (escaping non-ASCII when the text cannot be UTF-8).
-        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
-        # A lone surrogate (half an emoji cut by a truncation) is written as an
-        # escape, as JSON.stringify does.
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
-
-
-def encode(value: msgspec.Struct) -> bytes:
-    """Compact JSON for a typed entry in pi's key order, lone surrogates escaped."""
-    try:
-        return encode_struct(value)
-    except UnicodeEncodeError:
-        return dumps(msgspec.to_builtins(value))
-
-
-def _finite(value: Any) -> Any:
-    """A copy with Infinity and NaN as None, as JSON.stringify writes them (null)."""
-
-    def fix(item: Any) -> Any:
-        if isinstance(item, float) and not math.isfinite(item):
-            return None
-        if isinstance(item, dict):
-            copy = dict(item)
-            pending.append(copy)
-            return copy
-        if isinstance(item, list):
-            copy_list = list(item)
-            pending.append(copy_list)
-            return copy_list
-        return item
-
-    pending: list[Any] = []
-    root = fix(value)
-    while pending:  # iterative: values can nest deeper than the recursion limit
-        container = pending.pop()
-        keys = container.keys() if isinstance(container, dict) else range(len(container))
-        for key in keys:
-            container[key] = fix(container[key])
-    return root
 
 
 @dataclass(slots=True)
@@ -299,7 +193,7 @@ class StoredEntry:
         """The entry as a plain dict in the file's own shape (unknown fields kept)."""
         return loads_object(self.raw)
 
-    def typed(self) -> Any:
+    def typed(self) -> SessionEntry | UnknownEntry:
         """The typed view (model.SessionEntry or model.UnknownEntry)."""
         return entry_from_dict(self.data())
 

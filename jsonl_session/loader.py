@@ -14,15 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from jsonl_session.errors import SessionFormatError
+from jsonl_session.jsonio import NotJson, decode_any, is_utf8
 from jsonl_session.jsonl import (
     NotAnObject,
-    NotJson,
     RawLine,
     StoredEntry,
     consumed_length,
-    decode_any,
     decode_envelope,
-    is_utf8,
     split_lines,
 )
 from jsonl_session.migrate import MigrationState, migrate

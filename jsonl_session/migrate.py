@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.jsonl import StoredEntry, dumps
+from jsonl_session.jsonio import dumps
+from jsonl_session.jsonl import StoredEntry
 from jsonl_session.model import CURRENT_VERSION
 from jsonl_session.problems import Problem
 

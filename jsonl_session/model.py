@@ -14,10 +14,11 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from jsonl_session.jsonio import dumps
+
 CURRENT_VERSION = 3
 LEAF_MARKER_TYPE = "jsonl-session/leaf"
 """customType of the `custom` entry that records a leaf move (DESIGN §2)."""
-PRUNE_TYPE_PREFIX = "jsonl-session/"
 
 
 class _Camel(msgspec.Struct, rename="camel", kw_only=True):
@@ -258,11 +259,11 @@ _entry_encoder = msgspec.json.Encoder()
 
 
 def encode(value: msgspec.Struct) -> bytes:
-    """Compact JSON for a typed value, keys in pi's order.
-
-    Raises UnicodeEncodeError for a lone surrogate; jsonl.encode handles that case.
-    """
-    return _entry_encoder.encode(value)
+    """Compact JSON for a typed value, keys in pi's order, as JSON.stringify writes it."""
+    try:
+        return _entry_encoder.encode(value)
+    except UnicodeEncodeError:  # a lone surrogate: msgspec refuses, JSON.stringify escapes
+        return dumps(msgspec.to_builtins(value))
 
 
 def to_dict(value: msgspec.Struct) -> dict[str, Any]:

@@ -22,14 +22,8 @@ from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
 from jsonl_session.errors import EntryValidationError, SessionTreeError, SessionWriteError
 from jsonl_session.fork import file_bytes, fork_path_lines
 from jsonl_session.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
-from jsonl_session.jsonl import (
-    StoredEntry,
-    consumed_length,
-    decode_envelope,
-    dumps,
-    encode,
-    split_lines,
-)
+from jsonl_session.jsonio import dumps
+from jsonl_session.jsonl import StoredEntry, consumed_length, decode_envelope, split_lines
 from jsonl_session.loader import (
     BadLine,
     LoadedFile,
@@ -50,6 +44,7 @@ from jsonl_session.model import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    encode,
     message_from_dict,
 )
 from jsonl_session.problems import Problem

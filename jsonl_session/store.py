@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.jsonl import NotJson, decode_any
+from jsonl_session.jsonio import NotJson, decode_any
 
 FsyncPolicy = Literal["always", "never"]
 FSYNC_POLICIES: tuple[FsyncPolicy, ...] = ("always", "never")

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 from jsonl_session.errors import JsonlSessionError
-from jsonl_session.jsonl import dumps
+from jsonl_session.jsonio import dumps
 
 P = ParamSpec("P")
 R = TypeVar("R")

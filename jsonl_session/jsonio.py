@@ -1,0 +1,111 @@
+"""JSON text as JavaScript reads and writes it: JSON.parse over Node's UTF-8 decoding,
+and JSON.stringify's compact output.
+
+Owns the one place where bytes become values and values become bytes, so every
+reader and writer agrees on what a valid line is. Knows nothing of sessions.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+import re
+from typing import Any
+
+import msgspec
+import orjson
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class NotJson(ValueError):
+    """The line is not valid JSON."""
+
+
+def is_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is valid UTF-8, checked in slices so a large file is not
+    copied into one string."""
+    if raw.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    step = 1 << 20
+    try:
+        for start in range(0, len(view), step):
+            decoder.decode(view[start : start + step])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_generic_decoder = msgspec.json.Decoder()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode_any(raw: bytes) -> Any:
+    """Decode a line as JSON.parse would read it, or raise NotJson.
+
+    orjson first (fast); then msgspec, which takes numbers beyond a double and
+    deeper nesting; then the standard library over the text with invalid UTF-8
+    replaced, as Node's UTF-8 reading does. So a line whose envelope decoded always
+    has a body that decodes.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return _generic_decoder.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        pass
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise NotJson("nested too deeply to read") from None
+    except ValueError as exc:
+        raise NotJson(str(exc)) from None
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON as JSON.stringify writes it (no spaces, UTF-8 unescaped)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        # orjson refuses integers beyond 64 bits and lone surrogates; the standard
+        # library does not (escaping non-ASCII when the text cannot be UTF-8).
+        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
+        # A lone surrogate (half an emoji cut by a truncation) is written as an
+        # escape, as JSON.stringify does.
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
+
+
+def _finite(value: Any) -> Any:
+    """A copy with Infinity and NaN as None, as JSON.stringify writes them (null)."""
+
+    def fix(item: Any) -> Any:
+        if isinstance(item, float) and not math.isfinite(item):
+            return None
+        if isinstance(item, dict):
+            copy = dict(item)
+            pending.append(copy)
+            return copy
+        if isinstance(item, list):
+            copy_list = list(item)
+            pending.append(copy_list)
+            return copy_list
+        return item
+
+    pending: list[Any] = []
+    root = fix(value)
+    while pending:  # iterative: values can nest deeper than the recursion limit
+        container = pending.pop()
+        keys = container.keys() if isinstance(container, dict) else range(len(container))
+        for key in keys:
+            container[key] = fix(container[key])
+    return root
