@@ -1,22 +1,27 @@
-"""Building the content of a forked session file (pure: bytes out, nothing written).
+"""Forks: a new session file holding one path of a session, or a whole session
+copied to another working directory.
 
 A fork holds one path of the source tree, root to the chosen entry. Label entries
 and leaf markers on that path are left out, and every kept entry is re-parented to
 the kept entry before it, so the chain has no holes (pi leaves a child pointing at
 a dropped label entry). Labels on the path are written again as label entries
 chained after the last kept entry. Entries keep their exact bytes unless their
-parent had to change.
+parent had to change. The new file is written whole (store.write_new_file); the
+source is only read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
 
+from jsonl_session import store
+from jsonl_session.errors import SessionWriteError
 from jsonl_session.ids import new_entry_id
 from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.model import LabelEntry, encode
+from jsonl_session.jsonl import StoredEntry, file_bytes
+from jsonl_session.loader import LoadedFile
+from jsonl_session.model import CURRENT_VERSION, LabelEntry, SessionHeader, encode
 
 
 def reparented(entry: StoredEntry, parent_id: str | None) -> bytes:
@@ -60,6 +65,25 @@ def fork_path_lines(path: Sequence[StoredEntry], labels: dict[str, tuple[str, st
     return lines
 
 
-def file_bytes(header: dict[str, Any] | bytes, lines: Iterable[bytes]) -> bytes:
-    head = header if isinstance(header, bytes) else dumps(header)
-    return b"".join([head, b"\n", *(line + b"\n" for line in lines)])
+def write_fork(
+    new_path: Path,
+    header: SessionHeader,
+    path: Sequence[StoredEntry],
+    labels: dict[str, tuple[str, str]],
+    fsync: store.FsyncPolicy,
+) -> None:
+    """Write a new file holding ``path`` (see fork_path_lines) under ``header``."""
+    store.write_new_file(new_path, file_bytes(encode(header), fork_path_lines(path, labels)), fsync)
+
+
+def write_copy(
+    new_path: Path, header: SessionHeader, source: LoadedFile, fsync: store.FsyncPolicy
+) -> None:
+    """Write a new file holding every entry of ``source`` (migrated) under ``header``."""
+    if not source.writable:
+        raise SessionWriteError(
+            f"{source.path}: format version {source.version_read} is newer than "
+            f"{CURRENT_VERSION}; refusing to copy it into a version {CURRENT_VERSION} file"
+        )
+    content = file_bytes(encode(header), (e.raw for e in source.entries))
+    store.write_new_file(new_path, content, fsync)

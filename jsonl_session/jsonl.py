@@ -9,12 +9,13 @@ decoding message bodies. It does not know about versions (migrate.py), the tree
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from jsonl_session.jsonio import decode_any, is_utf8
+from jsonl_session.jsonio import decode_any, dumps, is_utf8
 from jsonl_session.model import LEAF_MARKER_TYPE, SessionEntry, UnknownEntry, entry_from_dict
 
 BOM = b"\xef\xbb\xbf"
@@ -200,3 +201,9 @@ class StoredEntry:
     @property
     def is_leaf_marker(self) -> bool:
         return self.type == "custom" and self.custom_type == LEAF_MARKER_TYPE
+
+
+def file_bytes(header: dict[str, Any] | bytes, lines: Iterable[bytes]) -> bytes:
+    """A whole file: the header line, then each line, every one ending in a newline."""
+    head = header if isinstance(header, bytes) else dumps(header)
+    return b"".join([head, b"\n", *(line + b"\n" for line in lines)])

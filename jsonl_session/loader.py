@@ -9,7 +9,7 @@ never changes the file. Tree checks (duplicates, parents, cycles) are tree.py's.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,6 @@ class LoadedFile:
 
     path: Path | None
     header: dict[str, Any]
-    header_raw: bytes
     version_read: int
     entries: list[StoredEntry]
     bad_lines: list[BadLine]
@@ -94,47 +93,92 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     if not all_utf8 and not is_utf8(header_line.raw):
         message = "bytes that are not UTF-8 were read as U+FFFD"
         problems.append(Problem("invalid-utf8", message, header_line.number))
-    entries: list[StoredEntry] = []
-    bad: list[BadLine] = []
-    ordinals: dict[int, int] = {}
-    torn: RawLine | None = None
-    for ordinal, line in enumerate(lines[1:], start=1):
-        read, problem = read_line(line, check_utf8=not all_utf8)
-        if problem is not None:
-            problems.append(problem)
-        if isinstance(read, StoredEntry):
-            entries.append(read)
-            ordinals[ordinal] = len(entries) - 1
-        elif problem is not None and problem.kind == "torn-tail":
-            torn = line
-        else:
-            bad.append(read)
-
+    read = classify_lines(lines[1:], check_utf8=not all_utf8)
+    problems.extend(read.problems)
+    entries = read.entries
     version, header_damaged = _effective_version(version_field, entries, header_line, problems)
+    ordinals = {ordinal: index for index, ordinal in enumerate(read.ordinals)}
     state = MigrationState(header=header, entries=entries, ordinals=ordinals)
     applied = migrate(state, version) if version < CURRENT_VERSION else []
     problems.extend(state.problems)
-    problems.extend(_entries_without_ids(entries))
-    valid = [e for e in entries if e.id]
-    bad.extend(BadLine(e.line, e.offset, e.raw) for e in entries if not e.id)
+    valid, without_ids = _split_by_id(entries)
+    problems.extend(without_ids.problems)
+    torn = read.torn
     last = lines[-1]
-    consumed = consumed_length(data)
-    complete_through = len(data) if not last.terminated and torn is None else consumed
+    complete_through = len(data) if not last.terminated and torn is None else consumed_length(data)
     return LoadedFile(
         path=path,
         header=header,
-        header_raw=header_line.raw,
         version_read=version,
         entries=valid,
-        bad_lines=bad,
+        bad_lines=read.bad + without_ids.bad,
         problems=sorted(problems, key=lambda p: p.line or 0),
         migrations=applied,
         end_offset=complete_through,
-        last_line=data.count(b"\n", 0, complete_through)
-        + (not data.endswith(b"\n") and torn is None),
+        last_line=last.number
+        - 1
+        + data.count(b"\n", last.offset)
+        + (not last.terminated and torn is None),
         torn_tail=torn,
         header_damaged=header_damaged,
     )
+
+
+@dataclass(slots=True)
+class ReadLines:
+    """Lines after the header, sorted out: entries, bad lines, problems, a torn tail.
+
+    ``ordinals`` gives, for each entry, its position among the file's non-blank
+    lines (header = 0), for version-1 references by index.
+    """
+
+    entries: list[StoredEntry] = field(default_factory=list)
+    bad: list[BadLine] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    ordinals: list[int] = field(default_factory=list)
+    torn: RawLine | None = None
+
+
+def classify_lines(
+    lines: list[RawLine], *, check_utf8: bool = True, first_ordinal: int = 1
+) -> ReadLines:
+    out = ReadLines()
+    for ordinal, line in enumerate(lines, start=first_ordinal):
+        read, problem = read_line(line, check_utf8=check_utf8)
+        if problem is not None:
+            out.problems.append(problem)
+        if isinstance(read, StoredEntry):
+            out.entries.append(read)
+            out.ordinals.append(ordinal)
+        elif problem is not None and problem.kind == "torn-tail":
+            out.torn = line
+        else:
+            out.bad.append(read)
+    return out
+
+
+def read_appended(data: bytes, base_offset: int, first_number: int) -> ReadLines:
+    """Complete lines another writer appended to a version-3 file, sorted out the
+    same way as a whole file (entries without an id become bad lines)."""
+    read = classify_lines(split_lines(data, base_offset=base_offset, first_number=first_number))
+    valid, without_ids = _split_by_id(read.entries)
+    read.entries = valid
+    read.bad.extend(without_ids.bad)
+    read.problems.extend(without_ids.problems)
+    return read
+
+
+def _split_by_id(entries: list[StoredEntry]) -> tuple[list[StoredEntry], ReadLines]:
+    without = ReadLines()
+    valid: list[StoredEntry] = []
+    for entry in entries:
+        if entry.id:
+            valid.append(entry)
+            continue
+        without.bad.append(BadLine(entry.line, entry.offset, entry.raw))
+        message = f"{entry.type} entry has no string 'id'; skipped"
+        without.problems.append(Problem("invalid-entry", message, entry.line))
+    return valid, without
 
 
 def read_line(
@@ -269,11 +313,3 @@ def _effective_version(
 
 def _has_parent_key(entry: StoredEntry) -> bool:
     return b'"parentId"' in entry.raw
-
-
-def _entries_without_ids(entries: list[StoredEntry]) -> list[Problem]:
-    return [
-        Problem("invalid-entry", f"{e.type} entry has no string 'id'; skipped", e.line)
-        for e in entries
-        if not e.id
-    ]

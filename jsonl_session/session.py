@@ -1,15 +1,14 @@
 """Session: the façade users hold to read, append to, branch and fork a session.
 
 Ties the pieces together: loader.py reads, tree.py indexes, context.py builds
-contexts, store.py writes. It decides *what* to write and *when* (deferred
-persistence, migration before the first append, picking up other writers' lines)
-and never writes on a read. Compaction and provider calls live elsewhere and use
-this class through its public methods.
+contexts, writer.py runs the write protocol, fork.py writes forks. This module
+decides *what* to write and *when* (deferred persistence, the leaf each entry
+attaches to) and never writes on a read. Compaction and provider calls live
+elsewhere and use this class through its public methods.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,20 +16,14 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from jsonl_session import store
-from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
-from jsonl_session.errors import EntryValidationError, SessionTreeError, SessionWriteError
-from jsonl_session.fork import file_bytes, fork_path_lines
+from jsonl_session import paths, store
+from jsonl_session.context import EMPTY_LEAF, SessionContext, context_from_path
+from jsonl_session.errors import EntryValidationError, SessionTreeError
+from jsonl_session.fork import write_copy, write_fork
 from jsonl_session.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
 from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry, consumed_length, decode_envelope, split_lines
-from jsonl_session.loader import (
-    BadLine,
-    LoadedFile,
-    load_entries,
-    parse_session_bytes,
-    read_line,
-)
+from jsonl_session.jsonl import StoredEntry, decode_envelope
+from jsonl_session.loader import LoadedFile, load_entries, parse_session_bytes
 from jsonl_session.model import (
     CURRENT_VERSION,
     KNOWN_ROLES,
@@ -49,11 +42,14 @@ from jsonl_session.model import (
 )
 from jsonl_session.problems import Problem
 from jsonl_session.tree import TreeIndex, TreeNode, build_tree
+from jsonl_session.writer import SessionFile
 
 _DERIVED_ROLES = {
     "compactionSummary": "append_compaction",
     "branchSummary": "append_branch_summary",
 }
+_Build = Callable[[str, str | None, str], bytes]
+"""Builds an entry's line from (new id, parent id, timestamp)."""
 
 
 class Session:
@@ -66,26 +62,27 @@ class Session:
     def __init__(
         self, path: Path, loaded: LoadedFile, *, persisted: bool, fsync: store.FsyncPolicy
     ) -> None:
-        store.check_fsync_policy(fsync)
-        self._path = path
-        self._fsync: store.FsyncPolicy = fsync
-        self._persisted = persisted
         self._leaf: str | None = None
-        self.sealed_tails: list[Path] = []
-        """Sidecar files this session moved torn last lines into."""
-        self.backups: list[Path] = []
-        """Backups of the file this session made before rewriting it."""
         self._install(loaded)
+        self._file = SessionFile(
+            path,
+            loaded,
+            persisted=persisted,
+            fsync=fsync,
+            on_entry=self._index_entry,
+            on_problem=lambda problem: self._problems.append(problem),
+            on_reload=lambda reloaded: self._install(reloaded, keep_leaf=True),
+        )
 
     def _install(self, loaded: LoadedFile, *, keep_leaf: bool = False) -> None:
-        self._loaded = loaded
         self._header = loaded.header
+        self._version_read = loaded.version_read
+        self._migrations = list(loaded.migrations)
         self._problems = list(loaded.problems)
         self._index = TreeIndex()
         self._labels: dict[str, tuple[str, str]] = {}
         self._name: str | None = None
-        self._end_offset = loaded.end_offset
-        self._next_line = loaded.last_line + 1
+        self._has_assistant = False
         for entry in loaded.entries:
             self._index_entry(entry)
         if not (keep_leaf and (self._leaf is None or self._leaf in self._index)):
@@ -112,36 +109,34 @@ class Session:
         """A new session for ``cwd``; written on the first assistant message or `flush`.
 
         The file goes to ``path`` if given, else ``session_dir``, else the folder for
-        ``cwd`` under the session root (see store.session_root).
+        ``cwd`` under the session root (see paths.session_root).
         """
-        cwd_text = str(Path(cwd).absolute())
-        header = SessionHeader(
-            version=CURRENT_VERSION,
-            id=new_session_id(),
-            timestamp=now_timestamp(),
-            cwd=cwd_text,
-            parent_session=UNSET if parent_session is None else parent_session,
-        )
-        if path is None:
-            folder = (
-                Path(session_dir) if session_dir is not None else store.session_dir_for(cwd_text)
-            )
-            path = folder / f"{file_timestamp(header.timestamp)}_{header.id}.jsonl"
-        raw = encode(header)
-        loaded = parse_session_bytes(raw + b"\n", Path(path))
+        header = _new_header(str(Path(cwd).absolute()), parent_session)
+        file_path = Path(path) if path is not None else _new_file_path(session_dir, header)
+        loaded = parse_session_bytes(encode(header) + b"\n", file_path)
         loaded.end_offset = 0  # nothing on disk yet
-        return cls(Path(path).absolute(), loaded, persisted=False, fsync=fsync)
+        return cls(file_path.absolute(), loaded, persisted=False, fsync=fsync)
 
     # --- reading -------------------------------------------------------------
 
     @property
     def path(self) -> Path:
-        return self._path
+        return self._file.path
 
     @property
     def is_persisted(self) -> bool:
         """Whether the file exists on disk (False until deferred persistence ends)."""
-        return self._persisted
+        return self._file.persisted
+
+    @property
+    def sealed_tails(self) -> list[Path]:
+        """Sidecar files this session copied torn last lines into."""
+        return list(self._file.sealed_tails)
+
+    @property
+    def backups(self) -> list[Path]:
+        """Backups of the file this session made before rewriting it."""
+        return list(self._file.backups)
 
     @property
     def header(self) -> SessionHeader:
@@ -164,12 +159,12 @@ class Session:
     @property
     def version_read(self) -> int:
         """The format version the file had on disk (migration happens in memory)."""
-        return self._loaded.version_read
+        return self._version_read
 
     @property
     def migrations(self) -> list[str]:
         """Names of the migration steps applied in memory when reading."""
-        return list(self._loaded.migrations)
+        return list(self._migrations)
 
     @property
     def entries(self) -> list[StoredEntry]:
@@ -207,9 +202,9 @@ class Session:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise SessionTreeError(f"{self._path}: no entry with id {text!r}", (text,))
+            raise SessionTreeError(f"{self.path}: no entry with id {text!r}", (text,))
         raise SessionTreeError(
-            f"{self._path}: {text!r} matches {len(matches)} entries: {', '.join(matches[:5])}",
+            f"{self.path}: {text!r} matches {len(matches)} entries: {', '.join(matches[:5])}",
             tuple(matches),
         )
 
@@ -223,7 +218,7 @@ class Session:
     def branch_path(self, leaf: str | None = None) -> list[StoredEntry]:
         """Entries from the root to ``leaf`` (default: the current leaf)."""
         target = self._leaf if leaf is None else leaf
-        return [] if target is None else self._index.path(target)
+        return [] if target is None else self._path_to(target)
 
     def tree(self, *, fold: bool = True) -> list[TreeNode]:
         """The entries as a forest; ``fold`` hides leaf markers and label entries."""
@@ -232,27 +227,23 @@ class Session:
     def build_context(self, leaf_id: str | None = None) -> SessionContext:
         """The model context at ``leaf_id`` (default: the current leaf)."""
         target = self._leaf if leaf_id is None else leaf_id
-        return build_context(
-            self._index.order, EMPTY_LEAF if target is None else target, self._index
-        )
+        if target is None or target == EMPTY_LEAF:
+            return SessionContext()
+        return context_from_path(self._path_to(target))
 
     # --- appending -------------------------------------------------------------
 
     def append_message(self, message: dict[str, Any] | msgspec.Struct) -> str:
         """Append an agent message (pi's shapes, as a dict or a model struct)."""
         data = _message_dict(message)
-        return self._append(
-            lambda entry_id, parent, stamp: dumps(
-                {
-                    "type": "message",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": stamp,
-                    "message": data,
-                }
-            ),
-            flush=data.get("role") == "assistant",
-        )
+
+        def build(entry_id: str, parent: str | None, stamp: str) -> bytes:
+            entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent}
+            entry["timestamp"] = stamp
+            entry["message"] = data
+            return dumps(entry)
+
+        return self._append(build, flush=data["role"] == "assistant")
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         return self._append_struct(ModelChangeEntry, provider=provider, model_id=model_id)
@@ -286,13 +277,8 @@ class Session:
         from_hook: bool | msgspec.UnsetType = UNSET,
     ) -> str:
         """Append a branch_summary as a child of the current leaf."""
-        return self._append_struct(
-            BranchSummaryEntry,
-            from_id=from_id,
-            summary=summary,
-            details=details,
-            from_hook=from_hook,
-        )
+        fields = {"from_id": from_id, "summary": summary, "details": details}
+        return self._append_struct(BranchSummaryEntry, from_hook=from_hook, **fields)
 
     def branch_with_summary(
         self,
@@ -305,21 +291,10 @@ class Session:
         branch_summary there; the summary entry itself records the leaf move."""
         if entry_id is not None:
             self._require(entry_id)
-        entry = BranchSummaryEntry(
-            from_id=entry_id or "root",
-            summary=summary,
-            details=details,
-            from_hook=from_hook,
-            id="",
-            parent_id=entry_id,
-            timestamp="",
+        fields = {"from_id": entry_id or "root", "summary": summary, "details": details}
+        return self._append_struct(
+            BranchSummaryEntry, attach_to=(entry_id,), from_hook=from_hook, **fields
         )
-
-        def build(new_id: str, _parent: str | None, stamp: str) -> bytes:
-            entry.id, entry.timestamp = new_id, stamp
-            return encode(entry)
-
-        return self._append(build)
 
     def append_custom(self, custom_type: str, data: Any = UNSET) -> str:
         """Extension state: stored, never in the model context."""
@@ -348,13 +323,9 @@ class Session:
 
     def append_session_info(self, name: str) -> str:
         """Name the session (an empty name clears it); the latest one counts."""
+        if not isinstance(name, str):
+            raise EntryValidationError(f"a session name must be a string, not {name!r}")
         return self._append_struct(SessionInfoEntry, name=name.strip())
-
-    def set_label(self, target_id: str, label: str | None) -> str:
-        return self.append_label(target_id, label)
-
-    def set_name(self, name: str) -> str:
-        return self.append_session_info(name)
 
     # --- moving the leaf -------------------------------------------------------
 
@@ -363,15 +334,12 @@ class Session:
 
         Appends a leaf marker (a ``custom`` entry of type jsonl-session/leaf, child
         of ``entry_id``) so the move survives a restart and pi sees the same branch.
-        Returns the marker's id, or None when ``entry_id`` already is the file's leaf.
+        Returns the marker's id, or None when ``entry_id`` already is the file's leaf
+        (judged after taking in what other writers appended).
         """
         self._require(entry_id)
         marker = self._write_entry(
-            lambda new_id, _parent, stamp: encode(
-                CustomEntry(
-                    custom_type=LEAF_MARKER_TYPE, id=new_id, parent_id=entry_id, timestamp=stamp
-                )
-            ),
+            _struct_builder(CustomEntry, (entry_id,), {"custom_type": LEAF_MARKER_TYPE}),
             unless_file_leaf_is=entry_id,
         )
         self._leaf = entry_id
@@ -383,8 +351,9 @@ class Session:
 
     def flush(self) -> None:
         """Write a new session to disk now instead of at its first assistant message."""
-        if not self._persisted:
-            self._write_new_file()
+        if not self._file.persisted:
+            self._file.create(self._header, [e.raw for e in self._index.order])
+            self._renumber()
 
     # --- forking ---------------------------------------------------------------
 
@@ -393,21 +362,15 @@ class Session:
 
         Labels on the path come along; the header's parentSession is this file.
         """
-        self._check_writable()
+        self._file.check_writable()
         target = entry_id if entry_id is not None else self._leaf
         if target is None:
-            raise SessionTreeError("nothing to fork: the session has no entries")
-        lines = fork_path_lines(self._index.path(target), self._labels)
-        header = SessionHeader(
-            version=CURRENT_VERSION,
-            id=new_session_id(),
-            timestamp=now_timestamp(),
-            cwd=self.cwd,
-            parent_session=str(self._path) if self._persisted else UNSET,
-        )
-        new_path = Path(path) if path is not None else self._sibling_path(header)
-        store.write_new_file(new_path, file_bytes(encode(header), lines), self._fsync)
-        return Session.open(new_path, fsync=self._fsync)
+            raise SessionTreeError(f"{self.path}: nothing to fork: the session has no entries")
+        parent = str(self.path) if self._file.persisted else None
+        header = _new_header(self.cwd, parent)
+        new_path = Path(path) if path is not None else _new_file_path(self.path.parent, header)
+        write_fork(new_path, header, self._path_to(target), self._labels, self._file.fsync)
+        return Session.open(new_path, fsync=self._file.fsync)
 
     @classmethod
     def fork_from(
@@ -422,27 +385,10 @@ class Session:
         """Copy a whole session (migrated first) into a new file for another cwd."""
         source_path = Path(source).absolute()
         loaded = load_entries(source_path)
-        if not loaded.writable:
-            raise SessionWriteError(
-                f"{source_path}: format version {loaded.version_read} is newer than "
-                f"{CURRENT_VERSION}; refusing to copy it into a version {CURRENT_VERSION} file"
-            )
-        cwd_text = str(Path(target_cwd).absolute())
-        header = SessionHeader(
-            version=CURRENT_VERSION,
-            id=new_session_id(),
-            timestamp=now_timestamp(),
-            cwd=cwd_text,
-            parent_session=str(source_path),
-        )
-        if path is None:
-            folder = (
-                Path(session_dir) if session_dir is not None else store.session_dir_for(cwd_text)
-            )
-            path = folder / f"{file_timestamp(header.timestamp)}_{header.id}.jsonl"
-        content = file_bytes(encode(header), (e.raw for e in loaded.entries))
-        store.write_new_file(Path(path), content, fsync)
-        return cls.open(path, fsync=fsync)
+        header = _new_header(str(Path(target_cwd).absolute()), str(source_path))
+        new_path = Path(path) if path is not None else _new_file_path(session_dir, header)
+        write_copy(new_path, header, loaded, fsync)
+        return cls.open(new_path, fsync=fsync)
 
     # --- maintenance -------------------------------------------------------------
 
@@ -452,36 +398,34 @@ class Session:
         Atomic, with the original kept as a backup; returns the backup path, or
         None when the file was already current. A torn last line stays as it is.
         """
-        if not self._persisted:
+        if not self._file.persisted:
             return None
-        self._check_writable()
-        with store.locked(self._path, self._fsync) as handle:
-            self._catch_up(handle)
-            self._check_writable()  # another writer may have replaced the file
-            return self._rewrite_if_needed(handle, keep_tail=True)
+        with self._file.writing() as handle:
+            return self._file.rewrite_if_needed(handle, keep_tail=True)
 
     def repair(self) -> list[Path]:
-        """Seal a torn last line into its sidecar, then migrate. Returns files made."""
-        if not self._persisted:
+        """Cut a torn last line off into its sidecar, then migrate; return the files
+        made. Meant for when no agent is writing the file."""
+        if not self._file.persisted:
             return []
-        self._check_writable()
         made: list[Path] = []
-        with store.locked(self._path, self._fsync) as handle:
-            self._catch_up(handle)
-            self._check_writable()  # another writer may have replaced the file
-            sidecar = self._seal(handle)
-            if sidecar is not None:
-                made.append(sidecar)
-            backup = self._rewrite_if_needed(handle, keep_tail=False)
-            if backup is not None:
-                made.append(backup)
+        with self._file.writing() as handle:
+            sidecar = self._file.seal(handle, at_once=True)
+            backup = self._file.rewrite_if_needed(handle, keep_tail=False)
+            made.extend(p for p in (sidecar, backup) if p is not None)
         return made
 
     # --- internals ---------------------------------------------------------------
 
     def _require(self, entry_id: str) -> None:
         if entry_id not in self._index:
-            raise SessionTreeError(f"{self._path}: no entry with id {entry_id!r}", (entry_id,))
+            raise SessionTreeError(f"{self.path}: no entry with id {entry_id!r}", (entry_id,))
+
+    def _path_to(self, leaf: str) -> list[StoredEntry]:
+        try:
+            return self._index.path(leaf)
+        except SessionTreeError as exc:
+            raise SessionTreeError(f"{self.path}: {exc}", exc.entry_ids) from None
 
     def _file_leaf(self) -> str | None:
         """The active leaf by pi's rule (last entry), looking through leaf markers."""
@@ -496,7 +440,9 @@ class Session:
 
     def _index_entry(self, entry: StoredEntry) -> None:
         self._index.add(entry)
-        if entry.type == "label":
+        if entry.role == "assistant":
+            self._has_assistant = True
+        elif entry.type == "label":
             data = entry.data()
             target, text = data.get("targetId"), data.get("label")
             if isinstance(target, str):
@@ -508,23 +454,23 @@ class Session:
             name = entry.data().get("name")
             self._name = name.strip() or None if isinstance(name, str) else None
 
-    def _sibling_path(self, header: SessionHeader) -> Path:
-        return self._path.parent / f"{file_timestamp(header.timestamp)}_{header.id}.jsonl"
+    def _append_struct(
+        self,
+        kind: type[msgspec.Struct],
+        *,
+        attach_to: tuple[str | None] | None = None,
+        **fields: Any,
+    ) -> str:
+        """Append an entry of a model type, after checking the fields have its shape.
 
-    def _check_writable(self) -> None:
-        if not self._loaded.writable:
-            raise SessionWriteError(
-                f"{self._path}: format version {self._loaded.version_read} is newer than "
-                f"{CURRENT_VERSION}, the newest this jsonl-session knows; refusing to write "
-                "(reading works best-effort). Upgrade jsonl-session to write to it."
-            )
-
-    def _append_struct(self, kind: type[msgspec.Struct], **fields: Any) -> str:
-        return self._append(
-            lambda new_id, parent, stamp: encode(
-                kind(id=new_id, parent_id=parent, timestamp=stamp, **fields)
-            )
-        )
+        ``attach_to`` (a 1-tuple) names the parent instead of the current leaf.
+        """
+        probe = kind(id="00000000", parent_id=None, timestamp="", **fields)
+        try:
+            msgspec.convert(msgspec.to_builtins(probe), type=kind)
+        except (msgspec.ValidationError, TypeError) as exc:
+            raise EntryValidationError(f"{kind.__name__}: {exc}") from None
+        return self._append(_struct_builder(kind, attach_to, fields))
 
     def _append(self, build: _Build, *, flush: bool = False) -> str:
         entry_id = self._write_entry(build, flush=flush)
@@ -534,125 +480,56 @@ class Session:
     def _write_entry(
         self, build: _Build, *, flush: bool = False, unless_file_leaf_is: str | None = None
     ) -> str | None:
-        """Append the line ``build(new_id, leaf, timestamp)`` returns; return its id.
+        """Append the line ``build`` makes; return its id.
 
         With ``unless_file_leaf_is``, write nothing (and return None) when that entry
         already is the file's active leaf, judged after taking in other writers' lines.
         """
-        if not self._persisted:
+        if not self._file.persisted:
             if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
                 return None
             entry_id = new_entry_id(self._index)
             raw = _built(build, entry_id, self._leaf)
+            if flush or self._has_assistant:
+                # The file is written whole, then the entry joins: a failed write
+                # leaves the session as it was and no file behind.
+                self._file.create(self._header, [*(e.raw for e in self._index.order), raw])
             self._add_line(raw, offset=-1)
-            if flush or any(e.role == "assistant" for e in self._index.order):
-                self._write_new_file()
+            self._renumber()
             return entry_id
-        self._check_writable()
-        with store.locked(self._path, self._fsync) as handle:
-            self._catch_up(handle)
-            self._check_writable()  # another writer may have replaced the file
+        with self._file.writing() as handle:
             if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
                 return None
+            self._file.prepare(handle)
             entry_id = new_entry_id(self._index)
             raw = _built(build, entry_id, self._leaf)
-            self._seal(handle)
-            self._rewrite_if_needed(handle, keep_tail=False)
-            offset = handle.append(raw + b"\n")
-            self._add_line(raw, offset=offset)
-            self._end_offset = offset + len(raw) + 1
+            line, offset = self._file.append(handle, raw)
+        self._add_line(raw, offset, line)
         return entry_id
 
-    def _seal(self, handle: store.LockedFile) -> Path | None:
-        """End the file with a newline before writing: a torn fragment goes to a
-        sidecar; a whole entry that lacks its newline gets one."""
-        sealed = handle.seal_tail()
-        if sealed.sidecar is not None:
-            self.sealed_tails.append(sealed.sidecar)
-        elif sealed.needs_newline:
-            handle.append(b"\n")
-        else:
-            return None
-        self._reload(handle)
-        return sealed.sidecar
-
-    def _add_line(self, raw: bytes, offset: int) -> None:
-        entry = StoredEntry.from_envelope(decode_envelope(raw), self._next_line, offset, raw)
-        self._next_line += 1
+    def _add_line(self, raw: bytes, offset: int, line: int = 0) -> None:
+        entry = StoredEntry.from_envelope(decode_envelope(raw), line, offset, raw)
         self._index_entry(entry)
         self._leaf = entry.id
 
-    def _write_new_file(self) -> None:
-        content = file_bytes(dumps(self._header), (e.raw for e in self._index.order))
-        store.write_new_file(self._path, content, self._fsync)
-        self._persisted = True
-        offset = len(content.split(b"\n", 1)[0]) + 1
+    def _renumber(self) -> None:
+        """Line numbers and offsets of entries not yet on disk, or just written."""
+        offset = len(dumps(self._header)) + 1 if self._file.persisted else -1
         for line, entry in enumerate(self._index.order, start=2):
-            entry.line, entry.offset = line, offset
-            offset += len(entry.raw) + 1
-        self._end_offset = len(content)
-        self._next_line = len(self._index.order) + 2
-        stat = os.stat(self._path)
-        self._loaded.identity = (stat.st_dev, stat.st_ino)
-
-    def _catch_up(self, handle: store.LockedFile) -> None:
-        """Take in lines other writers appended since we read (under the lock)."""
-        stat = os.fstat(handle.fd)
-        size = stat.st_size
-        same_file = self._loaded.identity in (None, (stat.st_dev, stat.st_ino))
-        if (
-            not same_file
-            or size < self._end_offset
-            or (self._end_offset and handle.byte_at(self._end_offset - 1) != b"\n")
-        ):
-            self._reload(handle)
-            return
-        if size == self._end_offset:
-            return
-        if self._loaded.needs_rewrite:
-            # Lines added to an old-version file need the migration too: read it all.
-            self._reload(handle)
-            return
-        new = handle.read_from(self._end_offset)
-        complete = new[: consumed_length(new)]
-        lines = split_lines(complete, base_offset=self._end_offset, first_number=self._next_line)
-        for line in lines:
-            read, problem = read_line(line)
-            if problem is not None:
-                self._problems.append(problem)
-            if not isinstance(read, StoredEntry):
-                self._loaded.bad_lines.append(read)
-            elif read.id:
-                self._index_entry(read)
-            else:
-                self._loaded.bad_lines.append(BadLine(read.line, read.offset, read.raw))
-        self._next_line += complete.count(b"\n")
-        self._end_offset += len(complete)
-
-    def _reload(self, handle: store.LockedFile) -> None:
-        loaded = parse_session_bytes(handle.read_from(0), self._path)
-        stat = os.fstat(handle.fd)
-        loaded.identity = (stat.st_dev, stat.st_ino)
-        self._install(loaded, keep_leaf=True)
-
-    def _rewrite_if_needed(self, handle: store.LockedFile, *, keep_tail: bool) -> Path | None:
-        loaded = self._loaded
-        if not loaded.needs_rewrite:
-            return None
-        lines = sorted(
-            [(e.line, e.raw) for e in self._index.order]
-            + [(b.line, b.raw) for b in loaded.bad_lines]
-        )
-        content = file_bytes(self._header, (raw for _, raw in lines))
-        if keep_tail and loaded.torn_tail is not None:
-            content += loaded.torn_tail.raw
-        backup = handle.replace_contents(content, f"v{loaded.version_read}.bak")
-        self.backups.append(backup)
-        self._reload(handle)
-        return backup
+            entry.line = line
+            if offset >= 0:
+                entry.offset = offset
+                offset += len(entry.raw) + 1
 
 
-_Build = Callable[[str, str | None, str], bytes]
+def _struct_builder(
+    kind: type[msgspec.Struct], attach_to: tuple[str | None] | None, fields: dict[str, Any]
+) -> _Build:
+    def build(entry_id: str, leaf: str | None, stamp: str) -> bytes:
+        parent = leaf if attach_to is None else attach_to[0]
+        return encode(kind(id=entry_id, parent_id=parent, timestamp=stamp, **fields))
+
+    return build
 
 
 def _built(build: _Build, entry_id: str, parent: str | None) -> bytes:
@@ -679,6 +556,17 @@ def _message_dict(message: dict[str, Any] | msgspec.Struct) -> dict[str, Any]:
     return data
 
 
-def _new_file_path(session_dir: str | Path | None, cwd: str, header: SessionHeader) -> Path:
-    folder = Path(session_dir) if session_dir is not None else store.session_dir_for(cwd)
-    return folder / f"{file_timestamp(header.timestamp)}_{header.id}.jsonl"
+def _new_header(cwd: str, parent_session: str | None) -> SessionHeader:
+    return SessionHeader(
+        version=CURRENT_VERSION,
+        id=new_session_id(),
+        timestamp=now_timestamp(),
+        cwd=cwd,
+        parent_session=UNSET if parent_session is None else parent_session,
+    )
+
+
+def _new_file_path(folder: str | Path | None, header: SessionHeader) -> Path:
+    """``<folder>/<timestamp>_<id>.jsonl``; the folder defaults to the cwd's under the root."""
+    base = Path(folder) if folder is not None else paths.session_dir_for(header.cwd)
+    return base / f"{file_timestamp(header.timestamp)}_{header.id}.jsonl"

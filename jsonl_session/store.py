@@ -3,13 +3,15 @@
 Owns every byte the library writes to a session file and the rules that keep a
 user's data safe: an append is one ``write()`` of whole lines on an ``O_APPEND``
 descriptor under an exclusive advisory lock; a torn last line is copied to a
-sidecar before it is cut off; a rewrite goes through a temporary file in the same
-folder, fsync and rename, with the original kept as a backup. It does not decide
-*what* to write (session.py) and never parses entries (loader.py).
+sidecar before it is cut off; new files and rewrites go through a temporary file
+in the same folder (fsync, then link or rename), a rewrite keeping the original as
+a backup; sidecars and backups are created exclusively and never follow links. It
+does not decide *what* to write (session.py) and never parses entries (loader.py).
 
 Locking uses ``fcntl.flock`` (POSIX). After taking the lock the writer checks that
 the path still names the inode it locked, because a rewrite renames a new file
-into place; if not, it reopens and locks again.
+into place; if not, it reopens and locks again. Other programs (pi) append without
+a lock; the rules below are written so that such a writer never loses a line.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import shutil
-import sys
+import stat
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,56 +30,16 @@ from typing import Literal
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.jsonio import NotJson, decode_any
+from jsonl_session.paths import ensure_dir
 
 FsyncPolicy = Literal["always", "never"]
 FSYNC_POLICIES: tuple[FsyncPolicy, ...] = ("always", "never")
 FILE_MODE = 0o600
-DIR_MODE = 0o700
 _TAIL_PROBE = 64 * 1024
-
-
-def session_root() -> Path:
-    """``$JSONL_SESSION_DIR``, else the platform's user data folder for sessions."""
-    configured = os.environ.get("JSONL_SESSION_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    home = Path.home()
-    if sys.platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local"))
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
-    return base / "jsonl-session" / "sessions"
-
-
-def encode_cwd(cwd: str) -> str:
-    """The folder name for a working directory, as pi names it."""
-    trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    for char in "/\\:":
-        trimmed = trimmed.replace(char, "-")
-    return f"--{trimmed}--"
-
-
-def session_dir_for(cwd: str, root: Path | None = None) -> Path:
-    return (root if root is not None else session_root()) / encode_cwd(cwd)
-
-
-def ensure_dir(path: Path) -> None:
-    """Create ``path`` and missing parents with mode 0700 (existing ones are left)."""
-    missing: list[Path] = []
-    current = path
-    while not current.exists():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(folder, DIR_MODE)
+TORN_TAIL_QUIET_SECONDS = 2.0
+"""An unterminated last line is cut off only if the file has not changed for this
+long: a younger one may be a line another program is writing right now (a reader
+can see part of a large write), so it is only closed with a newline instead."""
 
 
 def check_fsync_policy(fsync: str) -> None:
@@ -84,23 +47,46 @@ def check_fsync_policy(fsync: str) -> None:
         raise SessionWriteError(f"fsync policy must be 'always' or 'never', not {fsync!r}")
 
 
+def real_path(path: Path) -> Path:
+    """The file a path names, through symbolic links: rewrites and sidecars go
+    next to it, so a linked session is not split in two."""
+    return Path(os.path.realpath(path))
+
+
 def write_new_file(path: Path, data: bytes, fsync: FsyncPolicy) -> None:
-    """Create ``path`` (it must not exist) with mode 0600 holding ``data``."""
+    """Create ``path`` (it must not exist) with mode 0600 holding ``data``.
+
+    The bytes go to a temporary file first and are linked into place only when
+    complete, so a failed write never leaves a partial file at ``path``.
+    """
     check_fsync_policy(fsync)
     ensure_dir(path.parent)
+    temp = _write_temp(path.parent, data, fsync == "always", FILE_MODE)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        os.link(temp, path)
     except FileExistsError:
         raise SessionWriteError(f"{path}: already exists; refusing to overwrite it") from None
-    try:
-        os.fchmod(fd, FILE_MODE)
-        _write_all(fd, data)
-        if fsync == "always":
-            os.fsync(fd)
+    except OSError as exc:
+        raise SessionWriteError(f"{path}: cannot create: {exc.strerror}") from None
     finally:
-        os.close(fd)
+        os.unlink(temp)
     if fsync == "always":
         _fsync_dir(path.parent)
+
+
+def _write_temp(folder: Path, data: bytes, sync: bool, mode: int) -> str:
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=".jsonl-session-", suffix=".tmp")
+    try:
+        os.fchmod(fd, mode)
+        _write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temp)
+        raise
+    os.close(fd)
+    return temp
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -123,24 +109,56 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def free_sidecar(path: Path, kind: str) -> Path:
-    """The first ``<file>.<kind>-<n>`` that does not exist yet."""
+def _sidecar_names(path: Path, kind: str) -> Iterator[Path]:
     n = 1
     while True:
-        candidate = path.with_name(f"{path.name}.{kind}-{n}")
-        if not candidate.exists():
-            return candidate
+        yield path.with_name(f"{path.name}.{kind}-{n}")
         n += 1
+
+
+def create_sidecar(path: Path, kind: str, data: bytes) -> Path:
+    """Write ``data`` to the first free ``<file>.<kind>-<n>`` (exclusive, fsynced,
+    never through a link) and return its path."""
+    for candidate in _sidecar_names(path, kind):
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+        except FileExistsError:
+            continue
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return candidate
+    raise AssertionError("unreachable")
+
+
+def _link_backup(path: Path, kind: str) -> Path:
+    """Keep the current file at the first free ``<file>.<kind>-<n>``: a hard link
+    where the file system allows one, else an exclusive copy."""
+    for candidate in _sidecar_names(path, kind):
+        try:
+            os.link(path, candidate, follow_symlinks=False)
+            return candidate
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+                raise
+            return create_sidecar(path, kind, path.read_bytes())
+    raise AssertionError("unreachable")
 
 
 @dataclass(slots=True)
 class SealResult:
-    """What sealing the tail did: the sidecar holding a torn fragment, or that a
-    newline had to be added after a whole entry that lacked one."""
+    """What sealing the tail did. ``sidecar``: a torn fragment was copied there.
+    ``closed``: the last line was ended with a newline and left in the file (a whole
+    entry lacking its newline, or a fragment too young to cut); otherwise a torn
+    fragment was cut off."""
 
     sidecar: Path | None = None
     fragment: bytes = b""
-    needs_newline: bool = False
+    closed: bool = False
 
 
 class LockedFile:
@@ -149,6 +167,7 @@ class LockedFile:
     def __init__(self, path: Path, fd: int, fsync: FsyncPolicy) -> None:
         check_fsync_policy(fsync)
         self.path = path
+        self.real = real_path(path)
         self.fd = fd
         self.fsync = fsync
 
@@ -170,28 +189,35 @@ class LockedFile:
             chunks.append(chunk)
             position += len(chunk)
 
-    def seal_tail(self) -> SealResult:
+    def seal_tail(self, *, quiet_seconds: float = TORN_TAIL_QUIET_SECONDS) -> SealResult:
         """Make the file end with a newline without losing a byte.
 
-        A last line with no newline that is not valid JSON is copied to a sidecar
-        (fsynced) and only then cut off. A last line with no newline that *is* valid
-        JSON is a whole entry: the caller adds the newline in its next write.
+        A last line with no newline that is valid JSON is a whole entry: it gets its
+        newline. One that is not valid JSON is torn: it is copied to a sidecar
+        (fsynced); then, if the file has not changed for ``quiet_seconds``, it is cut
+        off; if it has, it may be a line another program is still writing, so it is
+        only closed with a newline and stays in the file (reported as a bad line).
         """
-        size = self.size
+        info = os.fstat(self.fd)
+        size = info.st_size
         if size == 0 or os.pread(self.fd, 1, size - 1) == b"\n":
             return SealResult()
         start = self._start_of_last_line(size)
         fragment = self.read_from(start)
         body = fragment[:-1] if fragment.endswith(b"\r") else fragment
-        if body.strip():
-            try:
-                decode_any(body)
-            except NotJson:
-                pass
-            else:
-                return SealResult(needs_newline=True)
-        sidecar = free_sidecar(self.path, "torn")
-        write_new_file(sidecar, fragment, "always")
+        try:
+            decode_any(body)
+            whole = bool(body.strip())
+        except NotJson:
+            whole = False
+        if whole:
+            self.append(b"\n")
+            return SealResult(closed=True)
+        sidecar = create_sidecar(self.real, "torn", fragment)
+        quiet = time.time() - info.st_mtime >= quiet_seconds
+        if not quiet or os.fstat(self.fd).st_size != size:
+            self.append(b"\n")
+            return SealResult(sidecar=sidecar, fragment=fragment, closed=True)
         os.ftruncate(self.fd, start)
         if self.fsync == "always":
             os.fsync(self.fd)
@@ -209,44 +235,68 @@ class LockedFile:
         return 0
 
     def append(self, data: bytes) -> int:
-        """Write whole lines in one ``write()``; return the offset they start at."""
+        """Write whole lines in one ``write()``; return the offset they start at.
+
+        A short or failed write is undone (or closed with a newline if someone
+        wrote after it), so no partial line is left for the next writer to fuse with.
+        """
         if not data.endswith(b"\n"):
             raise SessionWriteError("internal: appends must be whole lines")
-        offset = self.size
-        written = os.write(self.fd, data)
-        if written != len(data):  # a short write on a regular file: disk full or a limit
+        try:
+            written = os.write(self.fd, data)
+        except OSError as exc:
+            raise SessionWriteError(f"{self.path}: write failed: {exc.strerror}") from None
+        end = os.lseek(self.fd, 0, os.SEEK_CUR)
+        start = end - written
+        if written != len(data):
+            self._undo_partial(start, end)
             raise SessionWriteError(
-                f"{self.path}: only {written} of {len(data)} bytes could be written"
+                f"{self.path}: only {written} of {len(data)} bytes could be written "
+                "(disk full or a file size limit?); nothing was added"
             )
         if self.fsync == "always":
             os.fsync(self.fd)
-        return offset
+        return start
 
-    def replace_contents(self, data: bytes, backup_kind: str) -> Path:
+    def _undo_partial(self, start: int, end: int) -> None:
+        try:
+            if os.fstat(self.fd).st_size == end:
+                os.ftruncate(self.fd, start)
+            else:
+                os.write(self.fd, b"\n")
+        except OSError:
+            pass  # the reader skips the fragment; the next append seals it
+
+    def replace_contents(
+        self, data: bytes, backup_kind: str, *, expected_size: int | None = None
+    ) -> Path:
         """Atomically replace the file's bytes, keeping the original as a backup.
 
         The new content goes to a temporary file in the same folder, is fsynced and
         renamed over the original; the original stays reachable at the returned
-        backup path. The lock moves to the new file.
+        backup path. ``expected_size``, the size the content was built from: if the
+        file changed size meanwhile (a writer that takes no lock), nothing is replaced.
+        The lock moves to the new file.
         """
-        backup = free_sidecar(self.path, backup_kind)
-        temp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        info = os.fstat(self.fd)
+        if info.st_nlink > 1:
+            raise SessionWriteError(
+                f"{self.path}: has {info.st_nlink} hard links; rewriting it would split "
+                "them. Migrate a copy instead."
+            )
+        temp = _write_temp(self.real.parent, data, True, stat.S_IMODE(info.st_mode))
         try:
-            os.fchmod(fd, os.fstat(self.fd).st_mode & 0o777)
-            _write_all(fd, data)
-            os.fsync(fd)
+            if expected_size is not None and os.fstat(self.fd).st_size != expected_size:
+                raise SessionWriteError(
+                    f"{self.path}: changed while it was being rewritten; nothing replaced"
+                )
+            backup = _link_backup(self.real, backup_kind)
+            os.replace(temp, self.real)
         except BaseException:
-            os.close(fd)
-            temp.unlink(missing_ok=True)
+            if os.path.lexists(temp):
+                os.unlink(temp)
             raise
-        os.close(fd)
-        try:
-            os.link(self.path, backup)
-        except OSError:
-            shutil.copy2(self.path, backup)
-        os.replace(temp, self.path)
-        _fsync_dir(self.path.parent)
+        _fsync_dir(self.real.parent)
         new_fd = _open_locked(self.path)
         os.close(self.fd)  # releases the lock on the old inode, now the backup
         self.fd = new_fd
@@ -280,10 +330,8 @@ def locked(path: Path, fsync: FsyncPolicy = "always") -> Iterator[LockedFile]:
         fd = _open_locked(path)
     except PermissionError:
         raise SessionWriteError(f"{path}: permission denied") from None
-    except OSError as exc:
-        if exc.errno == errno.EISDIR:
-            raise SessionWriteError(f"{path}: is a directory") from None
-        raise
+    except IsADirectoryError:
+        raise SessionWriteError(f"{path}: is a directory") from None
     handle = LockedFile(path, fd, fsync)
     try:
         yield handle

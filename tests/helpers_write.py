@@ -126,9 +126,18 @@ def v4_bytes() -> bytes:
 
 
 def write_file(path: Path, data: bytes, mode: int = 0o600) -> Path:
+    """A file as an earlier run left it: its last change a minute ago, so a torn
+    tail counts as settled (store.TORN_TAIL_QUIET_SECONDS)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     os.chmod(path, mode)
+    return age(path)
+
+
+def age(path: Path, seconds: float = 60.0) -> Path:
+    """Set the file's last change ``seconds`` in the past."""
+    when = time.time() - seconds
+    os.utime(path, (when, when))
     return path
 
 

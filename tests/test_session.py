@@ -19,6 +19,7 @@ from helpers_write import (
     MALFORMED_LINE,
     TIMESTAMP_RE,
     V1_SESSION_ID,
+    age,
     append_raw,
     assert_well_formed,
     assistant_message,
@@ -43,7 +44,7 @@ from jsonl_session import (
     Session,
     SessionTreeError,
     SessionWriteError,
-    store,
+    paths,
 )
 from jsonl_session.model import UserMessage
 
@@ -446,6 +447,7 @@ class TestTornTail:
         session, _, leaf = new_session(tmp_path)
         before = session.path.read_bytes()
         append_raw(session.path, b'{"type":"custom","id":"ee')
+        age(session.path)  # the crash was a while ago
         entry_id = session.append_custom("next")
         assert session.path.with_name(session.path.name + ".torn-1").read_bytes() == (
             b'{"type":"custom","id":"ee'
@@ -468,6 +470,7 @@ class TestTornTail:
         session = Session.open(target, fsync="never")
         session.append_custom("x")
         append_raw(target, b'{"two')
+        age(target)
         session.append_custom("y")
         assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b'{"one'
         assert (tmp_path / "s.jsonl.torn-2").read_bytes() == b'{"two'
@@ -785,7 +788,7 @@ class TestBranching:
 class TestLabelsAndName:
     def test_set_and_clear_a_label(self, tmp_path: Path) -> None:
         session, first, second = new_session(tmp_path)
-        session.set_label(first, "start")
+        session.append_label(first, "start")
         session.append_label(second, "answer")
         assert session.labels == {first: "start", second: "answer"}
         clear_id = session.append_label(first)
@@ -806,7 +809,7 @@ class TestLabelsAndName:
         session, _, _ = new_session(tmp_path)
         assert session.name is None
         session.append_session_info("  First  ")
-        session.set_name("Second\n")
+        session.append_session_info("Second\n")
         assert session.name == "Second"
         assert entry_dicts(session.path)[-1]["name"] == "Second"
         assert Session.open(session.path).name == "Second"
@@ -1002,7 +1005,7 @@ class TestForkFrom:
         monkeypatch.setenv("JSONL_SESSION_DIR", str(tmp_path / "root"))
         session, _, _ = new_session(tmp_path / "src")
         copy = Session.fork_from(session.path, "/home/ana/other")
-        assert copy.path.parent == store.session_dir_for("/home/ana/other")
+        assert copy.path.parent == paths.session_dir_for("/home/ana/other")
         assert copy.path.parent == tmp_path / "root" / "--home-ana-other--"
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from helpers_write import file_lines, mode_of, sidecars, v3_bytes, write_file
+from helpers_write import age, file_lines, mode_of, sidecars, v3_bytes, write_file
 
-from jsonl_session import SessionWriteError, store
+from jsonl_session import SessionWriteError, paths, store
 
 
 @pytest.fixture
@@ -43,30 +43,30 @@ def try_lock(path: Path) -> bool:
 
 class TestPaths:
     def test_a_cwd_is_encoded_as_pi_names_its_folder(self) -> None:
-        assert store.encode_cwd("/home/ana/project") == "--home-ana-project--"
+        assert paths.encode_cwd("/home/ana/project") == "--home-ana-project--"
 
     def test_backslashes_and_colons_become_dashes_too(self) -> None:
-        assert store.encode_cwd("C:\\Users\\ana\\src") == "--C--Users-ana-src--"
+        assert paths.encode_cwd("C:\\Users\\ana\\src") == "--C--Users-ana-src--"
 
     def test_the_session_root_comes_from_the_environment_when_set(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setenv("JSONL_SESSION_DIR", str(tmp_path / "root"))
-        assert store.session_root() == tmp_path / "root"
-        assert store.session_dir_for("/a/b") == tmp_path / "root" / "--a-b--"
+        assert paths.session_root() == tmp_path / "root"
+        assert paths.session_dir_for("/a/b") == tmp_path / "root" / "--a-b--"
 
     def test_a_given_root_wins_over_the_environment(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setenv("JSONL_SESSION_DIR", str(tmp_path / "env"))
-        assert store.session_dir_for("/a", tmp_path / "given") == tmp_path / "given" / "--a--"
+        assert paths.session_dir_for("/a", tmp_path / "given") == tmp_path / "given" / "--a--"
 
 
 class TestPermissions:
     @pytest.mark.usefixtures("open_umask")
     def test_missing_folders_are_created_0700(self, tmp_path: Path) -> None:
         deep = tmp_path / "a" / "b" / "c"
-        store.ensure_dir(deep)
+        paths.ensure_dir(deep)
         for folder in (tmp_path / "a", tmp_path / "a" / "b", deep):
             assert folder.is_dir()
             assert mode_of(folder) == 0o700
@@ -75,7 +75,7 @@ class TestPermissions:
     def test_existing_folders_keep_their_mode(self, tmp_path: Path) -> None:
         existing = tmp_path / "shared"
         existing.mkdir(mode=0o755)
-        store.ensure_dir(existing / "mine")
+        paths.ensure_dir(existing / "mine")
         assert mode_of(existing) == 0o755
         assert mode_of(existing / "mine") == 0o700
 
@@ -106,11 +106,18 @@ class TestWriteNewFile:
 class TestSidecarNames:
     def test_the_first_free_number_is_used(self, tmp_path: Path) -> None:
         target = write_file(tmp_path / "s.jsonl", b"x\n")
-        assert store.free_sidecar(target, "torn") == tmp_path / "s.jsonl.torn-1"
-        write_file(tmp_path / "s.jsonl.torn-1", b"")
+        assert store.create_sidecar(target, "torn", b"a") == tmp_path / "s.jsonl.torn-1"
         write_file(tmp_path / "s.jsonl.torn-2", b"")
-        assert store.free_sidecar(target, "torn") == tmp_path / "s.jsonl.torn-3"
-        assert store.free_sidecar(target, "v1.bak") == tmp_path / "s.jsonl.v1.bak-1"
+        assert store.create_sidecar(target, "torn", b"b") == tmp_path / "s.jsonl.torn-3"
+        assert store.create_sidecar(target, "v1.bak", b"c") == tmp_path / "s.jsonl.v1.bak-1"
+        assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b"a"
+
+    def test_a_link_at_a_sidecar_name_is_skipped_not_followed(self, tmp_path: Path) -> None:
+        target = write_file(tmp_path / "s.jsonl", b"x\n")
+        elsewhere = tmp_path / "elsewhere"
+        (tmp_path / "s.jsonl.torn-1").symlink_to(elsewhere)  # dangling
+        assert store.create_sidecar(target, "torn", b"a") == tmp_path / "s.jsonl.torn-2"
+        assert not elsewhere.exists()
 
 
 class TestLocking:
@@ -168,7 +175,7 @@ class TestSealTail:
         with store.locked(target, "never") as handle:
             result = handle.seal_tail()
         assert result.sidecar is None
-        assert not result.needs_newline
+        assert not result.closed
         assert target.read_bytes() == v3_bytes()
         assert sidecars(tmp_path, "torn") == []
 
@@ -199,9 +206,9 @@ class TestSealTail:
         target = write_file(tmp_path / "s.jsonl", v3_bytes() + whole)
         with store.locked(target, "never") as handle:
             result = handle.seal_tail()
-        assert result.needs_newline
+        assert result.closed
         assert result.sidecar is None
-        assert target.read_bytes() == v3_bytes() + whole
+        assert target.read_bytes() == v3_bytes() + whole + b"\n"
         assert sidecars(tmp_path, "torn") == []
 
     def test_each_tear_gets_its_own_sidecar(self, tmp_path: Path) -> None:
@@ -210,6 +217,7 @@ class TestSealTail:
             handle.seal_tail()
         with open(target, "ab") as raw:
             raw.write(b'{"second')
+        age(target)
         with store.locked(target, "never") as handle:
             second = handle.seal_tail()
         assert second.sidecar == tmp_path / "s.jsonl.torn-2"

@@ -1,0 +1,55 @@
+"""Where sessions live: the session root, the folder for a working directory, and
+creating folders with the right permissions. No file contents here (store.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+DIR_MODE = 0o700
+
+
+def session_root() -> Path:
+    """``$JSONL_SESSION_DIR``, else the platform's user data folder for sessions."""
+    configured = os.environ.get("JSONL_SESSION_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local"))
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return base / "jsonl-session" / "sessions"
+
+
+def encode_cwd(cwd: str) -> str:
+    """The folder name for a working directory, as pi names it."""
+    trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    for char in "/\\:":
+        trimmed = trimmed.replace(char, "-")
+    return f"--{trimmed}--"
+
+
+def session_dir_for(cwd: str, root: Path | None = None) -> Path:
+    return (root if root is not None else session_root()) / encode_cwd(cwd)
+
+
+def ensure_dir(path: Path) -> None:
+    """Create ``path`` and missing parents with mode 0700 (existing ones are left)."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(folder, DIR_MODE)

@@ -1,0 +1,144 @@
+"""Data safety beside writers we do not control (pi appends without a lock), on
+full disks and size limits, through links, and when the file changes under us."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import orjson
+import pytest
+from helpers_write import assistant_message, user_message, v3_bytes, write_file
+
+from jsonl_session import Session, SessionWriteError
+
+V1 = (
+    b'{"type":"session","id":"v1-session","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}\n'
+    b'{"type":"message","timestamp":"2024-01-01T00:00:01.000Z",'
+    b'"message":{"role":"user","content":"one","timestamp":1}}\n'
+)
+
+
+def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-W", "error", "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+class TestATornTailThatMayStillBeBeingWritten:
+    def test_a_fresh_fragment_is_copied_and_closed_not_cut(self, tmp_path: Path) -> None:
+        # pi appends without a lock, and a reader can see part of a large write: a
+        # fragment that changed just now may be a line still being written, so it
+        # must stay (closed with a newline) rather than be cut.
+        target = write_file(tmp_path / "s.jsonl", v3_bytes())
+        with open(target, "ab") as other:
+            other.write(b'{"type":"custom","id":"half')  # changed just now
+        session = Session.open(target, fsync="never")
+        new_id = session.append_custom("mine")
+        lines = target.read_bytes().split(b"\n")
+        assert b'{"type":"custom","id":"half' in lines
+        assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b'{"type":"custom","id":"half'
+        assert Session.open(target).get(new_id) is not None
+        assert [p.kind for p in Session.open(target).problems] == ["invalid-json"]
+
+    def test_a_settled_fragment_is_cut_off_after_it_is_copied(self, tmp_path: Path) -> None:
+        target = write_file(tmp_path / "s.jsonl", v3_bytes() + b'{"torn-fragment":"cu')
+        Session.open(target, fsync="never").append_custom("mine")
+        assert b"torn-fragment" not in target.read_bytes()
+        assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b'{"torn-fragment":"cu'
+        assert Session.open(target).problems == []
+
+
+LIMITED_APPEND = """
+import resource, signal, sys
+from jsonl_session import Session, SessionWriteError
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+path, limit = sys.argv[1], int(sys.argv[2])
+session = Session.open(path, fsync="never")
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+try:
+    session.append_custom("big", "x" * 10_000)
+except SessionWriteError as exc:
+    print("refused:", exc)
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+session.append_custom("after", "fits now")
+"""
+
+
+class TestWritesThatCannotComplete:
+    def test_a_short_write_leaves_no_partial_line(self, tmp_path: Path) -> None:
+        target = write_file(tmp_path / "s.jsonl", v3_bytes())
+        before = target.read_bytes()
+        done = run_python(LIMITED_APPEND, str(target), str(len(before) + 100))
+        assert done.returncode == 0, done.stderr
+        assert "refused:" in done.stdout and "nothing was added" in done.stdout
+        data = target.read_bytes()
+        assert data.startswith(before)
+        added = data[len(before) :].split(b"\n")
+        assert added[-1] == b""
+        assert [orjson.loads(line)["customType"] for line in added[:-1]] == ["after"]
+
+    def test_a_failed_first_write_leaves_no_file_and_can_be_retried(self, tmp_path: Path) -> None:
+        target = tmp_path / "sessions" / "new.jsonl"
+        code = """
+        import resource, signal, sys
+        from jsonl_session import Session, SessionWriteError
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        session = Session.create(cwd="/p", path=sys.argv[1], fsync="never")
+        session.append_message({"role": "user", "content": "q", "timestamp": 1})
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200, resource.RLIM_INFINITY))
+        try:
+            session.append_message(MESSAGE)
+        except (SessionWriteError, OSError) as exc:
+            print("refused:", type(exc).__name__)
+        import os
+        print("exists:", os.path.exists(sys.argv[1]), "entries:", len(session.entries))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+        session.append_message(MESSAGE)
+        """.replace("MESSAGE", repr(assistant_message("a" * 1000)))
+        done = run_python(code, str(target))
+        assert done.returncode == 0, done.stderr
+        assert "refused:" in done.stdout
+        assert "exists: False entries: 1" in done.stdout
+        roles = [e.role for e in Session.open(target).entries]
+        assert roles == ["user", "assistant"]
+        assert [p.name for p in target.parent.iterdir()] == ["new.jsonl"]
+
+
+class TestFilesThatChangeUnderUs:
+    def test_a_file_replaced_by_another_session_is_not_written_to(self, tmp_path: Path) -> None:
+        target = write_file(tmp_path / "s.jsonl", v3_bytes())
+        session = Session.open(target, fsync="never")
+        other = v3_bytes().replace(b'"id":"', b'"id":"other-', 1)
+        replacement = write_file(tmp_path / "other.jsonl", other)
+        os.replace(replacement, target)
+        with pytest.raises(SessionWriteError, match="now holds session"):
+            session.append_custom("x")
+        assert target.read_bytes() == other
+
+    def test_migrating_through_a_symlink_rewrites_the_real_file_and_keeps_the_link(
+        self, tmp_path: Path
+    ) -> None:
+        real = write_file(tmp_path / "real" / "s.jsonl", V1)
+        link = tmp_path / "link.jsonl"
+        link.symlink_to(real)
+        session = Session.open(link, fsync="never")
+        session.append_message(user_message("two"))
+        assert link.is_symlink()
+        assert b'"version":3' in real.read_bytes().split(b"\n")[0]
+        assert (tmp_path / "real" / "s.jsonl.v1.bak-1").read_bytes() == V1
+        assert Session.open(real).entries[-1].data()["message"]["content"] == "two"
+
+    def test_a_hard_linked_file_is_not_split_by_a_rewrite(self, tmp_path: Path) -> None:
+        target = write_file(tmp_path / "s.jsonl", V1)
+        os.link(target, tmp_path / "other-name.jsonl")
+        with pytest.raises(SessionWriteError, match="hard links"):
+            Session.open(target, fsync="never").append_message(user_message("two"))
+        assert target.read_bytes() == V1
