@@ -25,7 +25,7 @@ EMPTY_LEAF = ""
 class SessionContext:
     messages: list[dict[str, Any]] = field(default_factory=list)
     thinking_level: str = "off"
-    model: dict[str, str] | None = None
+    model: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The shape pi's context builder returns: messages, thinkingLevel, model."""
@@ -42,8 +42,8 @@ def build_context(
     index: TreeIndex | None = None,
 ) -> SessionContext:
     """The context from ``leaf_id`` (None: the file's active leaf, the last entry;
-    EMPTY_LEAF: no messages). Raises SessionTreeError for an unknown leaf, a
-    missing parent or a cycle on the path."""
+    EMPTY_LEAF: no messages). A missing parent ends the path, as in pi. Raises
+    SessionTreeError for an unknown leaf or a cycle on the path."""
     if leaf_id == EMPTY_LEAF:
         return SessionContext()
     if index is None:
@@ -59,7 +59,7 @@ def build_context(
 def context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
     """The context for a root-to-leaf path (see build_context)."""
     thinking_level = "off"
-    model: dict[str, str] | None = None
+    model: dict[str, Any] | None = None
     compaction_at: int | None = None
     decoded: dict[int, dict[str, Any]] = {}
     for position, entry in enumerate(path):
@@ -69,11 +69,10 @@ def context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
             thinking_level = level if isinstance(level, str) else thinking_level
         elif kind == "model_change":
             data = entry.data()
-            model = _model(data.get("provider"), data.get("modelId"))
+            model = _model(data, "provider", "modelId")
         elif kind == "message" and entry.role == "assistant":
             data = decoded[position] = entry.data()
-            message = data.get("message", {})
-            model = _model(message.get("provider"), message.get("model"))
+            model = _model(data.get("message", {}), "provider", "model")
         elif kind == "compaction":
             compaction_at = position
 
@@ -115,7 +114,7 @@ def as_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
         return message if isinstance(message, dict) else None
     if entry_type == "custom_message":
         return _derived("custom", data, ("customType", "content", "display", "details"))
-    if entry_type == "branch_summary" and data.get("summary"):
+    if entry_type == "branch_summary" and _truthy(data.get("summary")):
         return _derived("branchSummary", data, ("summary", "fromId"))
     return None
 
@@ -131,11 +130,21 @@ def _derived(role: str, data: dict[str, Any], keys: tuple[str, ...]) -> dict[str
     return out
 
 
-def _model(provider: Any, model_id: Any) -> dict[str, str]:
-    # JSON.stringify leaves out keys whose value is undefined; so do we.
-    out: dict[str, str] = {}
-    if provider is not None:
-        out["provider"] = provider
-    if model_id is not None:
-        out["modelId"] = model_id
+def _model(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
+    # JSON.stringify leaves out keys whose value is undefined (absent here) and
+    # keeps null; so do we.
+    out: dict[str, Any] = {}
+    if provider_key in source:
+        out["provider"] = source[provider_key]
+    if model_key in source:
+        out["modelId"] = source[model_key]
     return out
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript's truthiness: every object and array is true, even an empty one."""
+    if isinstance(value, dict | list):
+        return True
+    if isinstance(value, float) and value != value:  # NaN
+        return False
+    return bool(value)

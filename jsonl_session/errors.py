@@ -28,7 +28,7 @@ class SessionFormatError(JsonlSessionError):
 
 
 class SessionTreeError(JsonlSessionError):
-    """The parent links cannot be followed: a cycle, a missing parent, an unknown id."""
+    """The parent links cannot be followed (a cycle) or an entry id is unknown."""
 
     def __init__(self, message: str, entry_ids: tuple[str, ...] = ()) -> None:
         self.entry_ids = entry_ids

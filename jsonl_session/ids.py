@@ -25,14 +25,6 @@ def new_entry_id(taken: Container[str]) -> str:
             return candidate
 
 
-def is_entry_id(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and len(value) == ENTRY_ID_LENGTH
-        and all(c in "0123456789abcdef" for c in value)
-    )
-
-
 def new_session_id(now_ms: int | None = None) -> str:
     """A UUIDv7 (RFC 9562): 48-bit Unix milliseconds, version 7, random rest."""
     ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms

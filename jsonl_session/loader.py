@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR, S_ISREG
 from typing import Any
 
 from jsonl_session.errors import SessionFormatError
@@ -68,8 +69,14 @@ def load_entries(path: Path | str) -> LoadedFile:
     """Read and check a session file; raise SessionFormatError if it has no usable header."""
     file_path = Path(path)
     try:
-        with open(file_path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (regular files ignore it).
+        fd = os.open(file_path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            stat = os.fstat(fd)
+            if S_ISDIR(stat.st_mode):
+                raise IsADirectoryError
+            if not S_ISREG(stat.st_mode):
+                raise SessionFormatError(file_path, None, "not a regular file")
             data = handle.read()
     except FileNotFoundError:
         raise SessionFormatError(file_path, None, "no such file") from None

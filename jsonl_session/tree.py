@@ -2,8 +2,8 @@
 
 Owns the parent links and what can go wrong with them: duplicate ids, parents that
 do not exist, cycles. All of it is detected in linear time and reported as
-problems; following a path that is broken raises SessionTreeError naming the
-entries, and never loops. Pure: no I/O.
+problems. A path ends at a parent that does not exist (as in pi); a path through a
+cycle raises SessionTreeError naming the entries. Nothing ever loops. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -154,12 +154,6 @@ class TreeIndex:
             for visited in walk:
                 state[visited] = 2
         return found
-
-    def is_descendant(self, entry_id: str, ancestor_id: str) -> bool:
-        try:
-            return any(e.id == ancestor_id for e in self.path(entry_id))
-        except SessionTreeError:
-            return False
 
 
 def build_tree(

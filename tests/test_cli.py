@@ -326,3 +326,41 @@ def test_the_console_script_runs_in_a_subprocess(
     )
     assert done.returncode == 0
     assert json.loads(done.stdout) == Session.open(path).build_context().to_dict()
+
+
+class TestTextThatLooksLikeMarkup:
+    """Paths, ids and text from files are printed as they are, never as rich markup."""
+
+    def test_a_path_with_brackets_is_printed_literally(self, tmp_path: Path) -> None:
+        folder = tmp_path / "[red]x[bold]"
+        folder.mkdir()
+        s = Session.create(cwd="/p", session_dir=folder, fsync="never")
+        first = s.append_message(user("[/bold] not markup [link=x]"))
+        s.append_message(assistant("ok"))
+        for command in (["show"], ["tree"], ["context"], ["label", first, "[/x]"]):
+            code, out, err = invoke(command[0], s.path, *command[1:])
+            assert code == 0, err
+            assert "Traceback" not in out + err
+        assert "[red]x[bold]" in "".join(invoke("show", s.path)[1].split())  # folded to fit
+        assert "[/bold] not markup" in invoke("context", s.path)[1]
+        assert "[/x]" in invoke("tree", s.path)[1]
+
+    def test_an_error_message_with_brackets_is_printed_literally(self, tmp_path: Path) -> None:
+        code, _, err = invoke("show", tmp_path / "[/nope].jsonl")
+        assert code == 1
+        assert "[/nope].jsonl: no such file" in err
+
+
+class TestFilesThatAreNotSessionFiles:
+    def test_a_fifo_is_refused_without_waiting(self, tmp_path: Path) -> None:
+        fifo = tmp_path / "s.jsonl"
+        os.mkfifo(fifo)
+        code, _, err = invoke("show", fifo)
+        assert code == 1 and "not a regular file" in err
+
+    def test_an_empty_id_is_not_taken_to_mean_the_leaf(
+        self, branched: tuple[Path, dict[str, str]]
+    ) -> None:
+        path, _ = branched
+        assert invoke("fork", path, "--at", "")[0] == 1
+        assert invoke("context", path, "--leaf", "")[0] == 1

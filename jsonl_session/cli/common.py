@@ -14,6 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.jsonio import dumps
@@ -21,12 +22,19 @@ from jsonl_session.jsonio import dumps
 P = ParamSpec("P")
 R = TypeVar("R")
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Text from session files and paths is printed as it is: no markup is ever parsed
+# from it. Styled output is built from rich Text objects.
+out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Text from plain strings and (text, style) pairs."""
+    return Text.assemble(*parts)
 
 
 def fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", markup=True)
+    err.print(styled(("error:", "red"), " ", message))
     return typer.Exit(1)
 
 
@@ -63,3 +71,9 @@ def existing_file(path: Path) -> Path:
     if path.is_dir():
         raise fail(f"{path}: is a directory, not a session file")
     return path
+
+
+def file_argument(help_text: str) -> Any:
+    # readable=False: an unreadable file is reported by the library as one line
+    # with exit code 1, like every other bad input.
+    return typer.Argument(help=help_text, readable=False)

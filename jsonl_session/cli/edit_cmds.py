@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from jsonl_session.cli.common import existing_file, out, reports_errors
+from jsonl_session.cli.common import existing_file, file_argument, out, reports_errors
 from jsonl_session.session import Session
 
-FileArg = Annotated[Path, typer.Argument(help="A session .jsonl file.")]
+FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
 IdArg = Annotated[str, typer.Argument(help="Entry id (or a unique prefix of one).")]
 
 
@@ -30,9 +29,9 @@ def fork(
 ) -> None:
     """Copy the path root → entry into a new session file (labels come along)."""
     session = Session.open(existing_file(file))
-    entry_id = session.resolve_id(at) if at else None
+    entry_id = session.resolve_id(at) if at is not None else None
     forked = session.fork(entry_id, output)
-    out.print(str(forked.path), markup=False)
+    out.print(str(forked.path))
 
 
 @reports_errors
@@ -58,7 +57,7 @@ def label(
     entry_id = session.resolve_id(entry)
     session.append_label(entry_id, text)
     if text:
-        out.print(f"labelled {entry_id} {escape(text)!r}")
+        out.print(f"labelled {entry_id} {text!r}")
     else:
         out.print(f"cleared the label of {entry_id}")
 
@@ -71,4 +70,4 @@ def name(
     """Name the session (appends a session_info entry)."""
     session = Session.open(existing_file(file))
     session.append_session_info(text)
-    out.print(f"named {escape(text.strip())!r}" if text.strip() else "cleared the name")
+    out.print(f"named {text.strip()!r}" if text.strip() else "cleared the name")

@@ -4,19 +4,27 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from jsonl_session.cli.common import err, existing_file, out, print_json, reports_errors
+from jsonl_session.cli.common import (
+    err,
+    existing_file,
+    file_argument,
+    out,
+    print_json,
+    reports_errors,
+    styled,
+)
 from jsonl_session.context import EMPTY_LEAF
 from jsonl_session.describe import entry_summary, message_text, one_line
 from jsonl_session.session import Session
-from jsonl_session.tree import TreeNode
+from jsonl_session.tree import TreeNode, iter_nodes
 
-FileArg = Annotated[Path, typer.Argument(help="A session .jsonl file.")]
+FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
@@ -39,32 +47,34 @@ def show(file: FileArg, as_json: JsonOpt = False) -> None:
     header = session.header_data
     types = Counter(e.type for e in session.entries)
     roles = Counter(e.role for e in session.entries if e.type == "message")
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column(overflow="fold")
-    table.add_row("file", escape(str(session.path)))
-    table.add_row("session", str(header.get("id")))
-    table.add_row("created", str(header.get("timestamp", "")))
-    table.add_row("cwd", escape(session.cwd))
-    if header.get("parentSession"):
-        table.add_row("forked from", escape(str(header["parentSession"])))
     version = f"{session.version_read}"
     if session.migrations:
         version += " (migrated to 3 in memory; the file is unchanged)"
-    table.add_row("version", version)
-    table.add_row("name", escape(session.name or "-"))
-    table.add_row("entries", f"{len(session.entries)}")
-    table.add_row("by type", ", ".join(f"{k} {v}" for k, v in types.most_common()) or "-")
-    table.add_row("by role", ", ".join(f"{k} {v}" for k, v in roles.most_common()) or "-")
-    table.add_row("leaf", session.leaf_id or "-")
-    labels = session.labels
-    table.add_row("labels", ", ".join(f"{k} {escape(v)!r}" for k, v in labels.items()) or "-")
+    rows = [
+        ("file", str(session.path)),
+        ("session", str(header.get("id"))),
+        ("created", str(header.get("timestamp", ""))),
+        ("cwd", session.cwd),
+        ("forked from", str(header.get("parentSession", "-"))),
+        ("version", version),
+        ("name", session.name or "-"),
+        ("entries", str(len(session.entries))),
+        ("by type", ", ".join(f"{k} {v}" for k, v in types.most_common()) or "-"),
+        ("by role", ", ".join(f"{k} {v}" for k, v in roles.most_common()) or "-"),
+        ("leaf", session.leaf_id or "-"),
+        ("labels", ", ".join(f"{k} {v!r}" for k, v in session.labels.items()) or "-"),
+    ]
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for key, value in rows:
+        table.add_row(Text(key), Text(value))
     out.print(table)
     problems = session.problems
     if problems:
-        out.print(f"\n[yellow]{len(problems)} problem(s):[/yellow]")
+        out.print(styled("\n", (f"{len(problems)} problem(s):", "yellow")))
         for problem in problems:
-            out.print(f"  {escape(str(problem))}")
+            out.print(f"  {problem}")
 
 
 @reports_errors
@@ -77,7 +87,7 @@ def tree(file: FileArg, as_json: JsonOpt = False) -> None:
             {
                 "leafId": session.leaf_id,
                 "roots": [n.entry.id for n in roots],
-                "nodes": [_node_json(n, parent) for n, parent in _walk(roots)],
+                "nodes": [_node_json(n, parent) for n, parent in _with_shown_parents(roots)],
             }
         )
         return
@@ -86,24 +96,22 @@ def tree(file: FileArg, as_json: JsonOpt = False) -> None:
     for line in _render(roots):
         out.print(line)
     for problem in session.problems:
-        out.print(f"[yellow]problem:[/yellow] {escape(str(problem))}")
+        out.print(styled(("problem:", "yellow"), f" {problem}"))
 
 
-def _walk(roots: list[TreeNode]) -> list[tuple[TreeNode, str | None]]:
-    found: list[tuple[TreeNode, str | None]] = []
-    stack: list[tuple[TreeNode, str | None]] = [(n, None) for n in reversed(roots)]
-    while stack:
-        node, parent = stack.pop()
-        found.append((node, parent))
-        stack.extend((child, node.entry.id) for child in reversed(node.children))
-    return found
+def _with_shown_parents(roots: list[TreeNode]) -> list[tuple[TreeNode, str | None]]:
+    parent_of: dict[int, str] = {
+        id(child): node.entry.id for _, node in iter_nodes(roots) for child in node.children
+    }
+    return [(node, parent_of.get(id(node))) for _, node in iter_nodes(roots)]
 
 
-def _node_json(node: TreeNode, parent: str | None) -> dict[str, object]:
+def _node_json(node: TreeNode, shown_parent: str | None) -> dict[str, Any]:
     entry = node.entry
     return {
         "id": entry.id,
-        "parentId": parent,
+        "parentId": entry.parent_id,
+        "shownParentId": shown_parent,
         "type": entry.type,
         "role": entry.role,
         "label": node.label,
@@ -113,17 +121,17 @@ def _node_json(node: TreeNode, parent: str | None) -> dict[str, object]:
     }
 
 
-def _render(roots: list[TreeNode]) -> list[str]:
-    """Text lines; a chain of single children stays at one indent, so long linear
-    sessions do not drift to the right."""
-    lines: list[str] = []
-    stack: list[tuple[TreeNode, str, str]] = [
-        (n, "", "├─ " if i < len(roots) - 1 else "└─ ") if len(roots) > 1 else (n, "", "")
-        for i, n in reversed(list(enumerate(roots)))
-    ]
+def _render(roots: list[TreeNode]) -> list[Text]:
+    """Lines of the tree; a chain of single children stays at one indent, so long
+    linear sessions do not drift to the right."""
+    lines: list[Text] = []
+    stack: list[tuple[TreeNode, str, str]] = []
+    for i in reversed(range(len(roots))):
+        branch = "" if len(roots) == 1 else ("├─ " if i < len(roots) - 1 else "└─ ")
+        stack.append((roots[i], "", branch))
     while stack:
         node, indent, branch = stack.pop()
-        lines.append(indent + branch + _node_text(node))
+        lines.append(Text(indent + branch) + _node_text(node))
         child_indent = indent + ("" if not branch else ("│  " if branch == "├─ " else "   "))
         kids = node.children
         if len(kids) == 1:
@@ -134,11 +142,10 @@ def _render(roots: list[TreeNode]) -> list[str]:
     return lines
 
 
-def _node_text(node: TreeNode) -> str:
-    marker = "[bold green]*[/bold green]" if node.on_active_path else " "
-    label = f" [magenta]\\[{escape(node.label)}][/magenta]" if node.label else ""
-    text = escape(entry_summary(node.entry, 60))
-    return f"{marker} [dim]{node.entry.id}[/dim] {text}{label}"
+def _node_text(node: TreeNode) -> Text:
+    marker = ("*", "bold green") if node.on_active_path else " "
+    label = (f" [{node.label}]", "magenta") if node.label else ""
+    return styled(marker, " ", (node.entry.id, "dim"), " ", entry_summary(node.entry, 60), label)
 
 
 @reports_errors
@@ -153,32 +160,34 @@ def context(
 ) -> None:
     """The context the model sees from the active leaf (or --leaf)."""
     session = Session.open(existing_file(file))
-    leaf_id = session.resolve_id(leaf) if leaf else (session.leaf_id or EMPTY_LEAF)
+    leaf_id = session.resolve_id(leaf) if leaf is not None else (session.leaf_id or EMPTY_LEAF)
     built = session.build_context(leaf_id)
     path = session.branch_path(leaf_id) if leaf_id else []
     if path and path[0].parent_id is not None:
         err.print(
-            f"warning: entry {path[0].id} (line {path[0].line}) has parent "
-            f"{path[0].parent_id}, which does not exist; the context starts there, as in pi",
-            markup=False,
+            f"warning: {session.path}: entry {path[0].id} (line {path[0].line}) has parent "
+            f"{path[0].parent_id}, which does not exist; the context starts there, as in pi"
         )
     if as_json:
         print_json(built.to_dict())
         return
     model = built.model or {}
     out.print(
-        f"[bold]model[/bold] {escape(str(model.get('provider', '-')))}/"
-        f"{escape(str(model.get('modelId', '-')))}   "
-        f"[bold]thinking[/bold] {escape(built.thinking_level)}   "
-        f"[bold]messages[/bold] {len(built.messages)}"
+        styled(
+            ("model", "bold"),
+            f" {model.get('provider', '-')}/{model.get('modelId', '-')}   ",
+            ("thinking", "bold"),
+            f" {built.thinking_level}   ",
+            ("messages", "bold"),
+            f" {len(built.messages)}",
+        )
     )
     for message in built.messages:
-        role = str(message.get("role"))
-        out.print(f"\n[bold cyan]── {escape(role)}[/bold cyan]")
-        out.print(escape(_message_body(message)))
+        out.print(styled("\n", (f"── {message.get('role')}", "bold cyan")))
+        out.print(_message_body(message))
 
 
-def _message_body(message: dict[str, object], limit: int = 2000) -> str:
+def _message_body(message: dict[str, Any], limit: int = 2000) -> str:
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
         text = str(message.get("summary", ""))

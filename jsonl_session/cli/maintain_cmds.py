@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from jsonl_session.cli.common import out, print_json, reports_errors
+from jsonl_session.cli.common import file_argument, out, print_json, reports_errors, styled
 from jsonl_session.errors import JsonlSessionError, SessionFormatError
 from jsonl_session.session import Session
 
-FilesArg = Annotated[list[Path], typer.Argument(help="Session .jsonl files.")]
+FilesArg = Annotated[list[Path], file_argument("Session .jsonl files.")]
 
 
 @reports_errors
@@ -29,22 +28,22 @@ def migrate(
         try:
             session = Session.open(path)
             if not session.migrations and session.version_read >= 3:
-                out.print(f"{escape(str(path))}: already version {session.version_read}")
+                out.print(f"{path}: already version {session.version_read}")
                 continue
             steps = "; ".join(session.migrations) or "header repaired"
             if dry_run:
-                out.print(
-                    f"{escape(str(path))}: would migrate v{session.version_read} → v3 ({steps})"
-                )
+                out.print(f"{path}: would migrate v{session.version_read} → v3 ({steps})")
                 continue
             backup = session.migrate()
-            out.print(
-                f"{escape(str(path))}: migrated v{session.version_read} → v3; "
-                f"original kept as {escape(str(backup))}"
-            )
+            if backup is None:
+                out.print(f"{path}: already version 3 (migrated meanwhile); nothing written")
+            else:
+                out.print(
+                    f"{path}: migrated v{session.version_read} → v3; original kept as {backup}"
+                )
         except JsonlSessionError as exc:
             failed = True
-            out.print(f"[red]error:[/red] {escape(str(exc))}")
+            out.print(styled(("error:", "red"), f" {exc}"))
     if failed:
         raise typer.Exit(1)
 
@@ -95,18 +94,21 @@ def _check(path: Path, repair: bool) -> dict[str, Any]:
 
 
 def _print_report(report: dict[str, Any]) -> None:
-    path = escape(report["path"])
+    path = report["path"]
     problems = report["problems"]
-    if not problems and not report.get("error"):
-        out.print(f"[green]ok[/green] {path} (v{report['version']}, {report['entries']} entries)")
+    error = report.get("error")
+    if not problems and not error:
+        entries = f"v{report['version']}, {report['entries']} entries"
+        out.print(styled(("ok", "green"), f" {path} ({entries})"))
     else:
-        out.print(f"[yellow]{len(problems)} problem(s)[/yellow] {path}")
-        for problem in problems:
-            where = f"line {problem['line']}: " if problem.get("line") else ""
-            out.print(f"  {where}{escape(problem['message'])} [dim]({problem['kind']})[/dim]")
-        if report.get("error") and report["problems"] and report["problems"][0]["kind"] != "format":
-            out.print(f"  [red]error:[/red] {escape(report['error'])}")
+        out.print(styled((f"{len(problems)} problem(s)", "yellow"), f" {path}"))
+    for problem in problems:
+        where = f"line {problem['line']}: " if problem.get("line") else ""
+        out.print(styled(f"  {where}{problem['message']} ", (f"({problem['kind']})", "dim")))
+    shown_as_problem = bool(problems) and problems[0]["kind"] == "format"
+    if error and not shown_as_problem:
+        out.print(styled("  ", ("error:", "red"), f" {error}"))
     for made in report.get("repaired", []):
-        out.print(f"  wrote {escape(made)}")
+        out.print(f"  wrote {made}")
     if "problemsAfter" in report:
         out.print(f"  after repair: {len(report['problemsAfter'])} problem(s) remain")
