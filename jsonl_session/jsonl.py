@@ -1,10 +1,12 @@
-"""Lines of a session file: splitting bytes, decoding envelopes, encoding new lines.
+"""Lines of a session file: splitting bytes into lines, decoding envelopes, and the
+StoredEntry that keeps a line's exact bytes beside its envelope.
 
-Owns the byte level: where each line starts, what its exact bytes are, which
-lines are blank, whether the last line is torn, and the small *envelope* of each
-entry (type, id, parentId, timestamp, message role, customType) decoded without
-decoding message bodies. It does not know about versions (migrate.py), the tree
-(tree.py) or writing to disk (store.py).
+Owns the line level: where each line starts, what its exact bytes are, which lines
+are blank, which is unterminated, and the small *envelope* of each entry (type, id,
+parentId, timestamp, message role, customType) decoded without decoding message
+bodies; bodies are decoded on request (as dicts, or as model.py's typed view).
+JSON text rules are jsonio.py's; versions are migrate.py's; the tree is tree.py's;
+disk writes are store.py's.
 """
 
 from __future__ import annotations
@@ -150,6 +152,10 @@ def loads_object(raw: bytes) -> dict[str, Any]:
     return value
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 @dataclass(slots=True)
 class StoredEntry:
     """An entry as loaded: its envelope, its exact bytes and where they live.
@@ -174,19 +180,16 @@ class StoredEntry:
 
     @classmethod
     def from_envelope(cls, env: Envelope, line: int, offset: int, raw: bytes) -> StoredEntry:
-        def text(value: Any) -> str | None:
-            return value if isinstance(value, str) else None
-
         return cls(
             line=line,
             offset=offset,
             raw=raw,
             type=env.type or "",
-            id=text(env.id) or "",
-            parent_id=text(env.parent_id),
-            timestamp=text(env.timestamp) or "",
-            role=text(env.role),
-            custom_type=text(env.custom_type),
+            id=_text(env.id) or "",
+            parent_id=_text(env.parent_id),
+            timestamp=_text(env.timestamp) or "",
+            role=_text(env.role),
+            custom_type=_text(env.custom_type),
             message_timestamp=env.message_timestamp,
         )
 

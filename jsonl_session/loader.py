@@ -197,10 +197,10 @@ def read_line(
     come with a problem too (bytes that are not UTF-8, read as U+FFFD like pi does).
     ``check_utf8=False`` skips that check when the caller knows the bytes are UTF-8.
     """
-    bad = BadLine(line.number, line.offset, line.raw)
     try:
         env = decode_envelope(line.raw)
     except NotJson as exc:
+        bad = BadLine(line.number, line.offset, line.raw)
         if not line.terminated:
             message = (
                 f"last line is incomplete ({len(line.raw)} bytes, no newline); "
@@ -209,8 +209,10 @@ def read_line(
             return bad, Problem("torn-tail", message, line.number)
         return bad, Problem("invalid-json", f"not valid JSON ({exc})", line.number)
     except NotAnObject as exc:
+        bad = BadLine(line.number, line.offset, line.raw)
         return bad, Problem("not-an-entry", f"{exc}; skipped", line.number)
     if env.type == "session":
+        bad = BadLine(line.number, line.offset, line.raw)
         return bad, Problem("extra-header", "a second session header; ignored", line.number)
     entry = StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
     if env.invalid_utf8 or (check_utf8 and not is_utf8(line.raw)):
