@@ -9,7 +9,6 @@ elsewhere and use this class through its public methods.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from msgspec import UNSET
 
 from jsonl_session import paths, store
 from jsonl_session.context import EMPTY_LEAF, SessionContext, context_from_path
+from jsonl_session.entries import Build, built, message_line, struct_line
 from jsonl_session.errors import EntryValidationError, SessionTreeError
 from jsonl_session.fork import write_copy, write_fork
 from jsonl_session.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
@@ -26,7 +26,6 @@ from jsonl_session.jsonl import StoredEntry, decode_envelope
 from jsonl_session.loader import LoadedFile, load_entries, parse_session_bytes
 from jsonl_session.model import (
     CURRENT_VERSION,
-    KNOWN_ROLES,
     LEAF_MARKER_TYPE,
     BranchSummaryEntry,
     CompactionEntry,
@@ -38,18 +37,10 @@ from jsonl_session.model import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     encode,
-    message_from_dict,
 )
 from jsonl_session.problems import Problem
 from jsonl_session.tree import TreeIndex, TreeNode, build_tree
 from jsonl_session.writer import SessionFile
-
-_DERIVED_ROLES = {
-    "compactionSummary": "append_compaction",
-    "branchSummary": "append_branch_summary",
-}
-_Build = Callable[[str, str | None, str], bytes]
-"""Builds an entry's line from (new id, parent id, timestamp)."""
 
 
 class Session:
@@ -235,15 +226,8 @@ class Session:
 
     def append_message(self, message: dict[str, Any] | msgspec.Struct) -> str:
         """Append an agent message (pi's shapes, as a dict or a model struct)."""
-        data = _message_dict(message)
-
-        def build(entry_id: str, parent: str | None, stamp: str) -> bytes:
-            entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent}
-            entry["timestamp"] = stamp
-            entry["message"] = data
-            return dumps(entry)
-
-        return self._append(build, flush=data["role"] == "assistant")
+        build, role = message_line(message)
+        return self._append(build, flush=role == "assistant")
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         return self._append_struct(ModelChangeEntry, provider=provider, model_id=model_id)
@@ -339,7 +323,7 @@ class Session:
         """
         self._require(entry_id)
         marker = self._write_entry(
-            _struct_builder(CustomEntry, (entry_id,), {"custom_type": LEAF_MARKER_TYPE}),
+            struct_line(CustomEntry, (entry_id,), {"custom_type": LEAF_MARKER_TYPE}),
             unless_file_leaf_is=entry_id,
         )
         self._leaf = entry_id
@@ -461,24 +445,16 @@ class Session:
         attach_to: tuple[str | None] | None = None,
         **fields: Any,
     ) -> str:
-        """Append an entry of a model type, after checking the fields have its shape.
+        """Append an entry of a model type (see entries.struct_line)."""
+        return self._append(struct_line(kind, attach_to, fields))
 
-        ``attach_to`` (a 1-tuple) names the parent instead of the current leaf.
-        """
-        probe = kind(id="00000000", parent_id=None, timestamp="", **fields)
-        try:
-            msgspec.convert(msgspec.to_builtins(probe), type=kind)
-        except (msgspec.ValidationError, TypeError) as exc:
-            raise EntryValidationError(f"{kind.__name__}: {exc}") from None
-        return self._append(_struct_builder(kind, attach_to, fields))
-
-    def _append(self, build: _Build, *, flush: bool = False) -> str:
+    def _append(self, build: Build, *, flush: bool = False) -> str:
         entry_id = self._write_entry(build, flush=flush)
         assert entry_id is not None  # only a conditional write can write nothing
         return entry_id
 
     def _write_entry(
-        self, build: _Build, *, flush: bool = False, unless_file_leaf_is: str | None = None
+        self, build: Build, *, flush: bool = False, unless_file_leaf_is: str | None = None
     ) -> str | None:
         """Append the line ``build`` makes; return its id.
 
@@ -489,7 +465,7 @@ class Session:
             if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
                 return None
             entry_id = new_entry_id(self._index)
-            raw = _built(build, entry_id, self._leaf)
+            raw = built(build, entry_id, self._leaf)
             if flush or self._has_assistant:
                 # The file is written whole, then the entry joins: a failed write
                 # leaves the session as it was and no file behind.
@@ -502,7 +478,7 @@ class Session:
                 return None
             self._file.prepare(handle)
             entry_id = new_entry_id(self._index)
-            raw = _built(build, entry_id, self._leaf)
+            raw = built(build, entry_id, self._leaf)
             line, offset = self._file.append(handle, raw)
         self._add_line(raw, offset, line)
         return entry_id
@@ -520,40 +496,6 @@ class Session:
             if offset >= 0:
                 entry.offset = offset
                 offset += len(entry.raw) + 1
-
-
-def _struct_builder(
-    kind: type[msgspec.Struct], attach_to: tuple[str | None] | None, fields: dict[str, Any]
-) -> _Build:
-    def build(entry_id: str, leaf: str | None, stamp: str) -> bytes:
-        parent = leaf if attach_to is None else attach_to[0]
-        return encode(kind(id=entry_id, parent_id=parent, timestamp=stamp, **fields))
-
-    return build
-
-
-def _built(build: _Build, entry_id: str, parent: str | None) -> bytes:
-    try:
-        return build(entry_id, parent, now_timestamp())
-    except (TypeError, ValueError) as exc:  # values JSON cannot hold
-        raise EntryValidationError(f"entry cannot be written as JSON: {exc}") from None
-
-
-def _message_dict(message: dict[str, Any] | msgspec.Struct) -> dict[str, Any]:
-    data = msgspec.to_builtins(message) if isinstance(message, msgspec.Struct) else message
-    if not isinstance(data, dict) or not isinstance(data.get("role"), str):
-        raise EntryValidationError("a message must be an object with a string 'role'")
-    role = data["role"]
-    if role in _DERIVED_ROLES:
-        raise EntryValidationError(
-            f"role {role!r} is derived when building context; use Session.{_DERIVED_ROLES[role]}"
-        )
-    if role in KNOWN_ROLES:
-        try:
-            message_from_dict(data)
-        except msgspec.ValidationError as exc:
-            raise EntryValidationError(f"{role} message: {exc}") from None
-    return data
 
 
 def _new_header(cwd: str, parent_session: str | None) -> SessionHeader:
