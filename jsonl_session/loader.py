@@ -54,6 +54,7 @@ class LoadedFile:
     torn_tail: RawLine | None = None
     header_damaged: bool = False
     identity: tuple[int, int] | None = None  # (device, inode) of the file read
+    size: int = 0  # bytes read
 
     @property
     def needs_rewrite(self) -> bool:
@@ -84,6 +85,8 @@ def load_entries(path: Path | str) -> LoadedFile:
         raise SessionFormatError(file_path, None, "is a directory, not a session file") from None
     except PermissionError:
         raise SessionFormatError(file_path, None, "permission denied") from None
+    except OSError as exc:  # a socket (ENXIO), an I/O error...
+        raise SessionFormatError(file_path, None, exc.strerror or str(exc)) from None
     loaded = parse_session_bytes(data, file_path)
     loaded.identity = (stat.st_dev, stat.st_ino)
     return loaded
@@ -128,6 +131,7 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
         + (not last.terminated and torn is None),
         torn_tail=torn,
         header_damaged=header_damaged,
+        size=len(data),
     )
 
 

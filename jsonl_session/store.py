@@ -57,24 +57,56 @@ def write_new_file(path: Path, data: bytes, fsync: FsyncPolicy) -> None:
     """Create ``path`` (it must not exist) with mode 0600 holding ``data``.
 
     The bytes go to a temporary file first and are linked into place only when
-    complete, so a failed write never leaves a partial file at ``path``.
+    complete, so a failed write never leaves a partial file at ``path``. Where the
+    file system has no hard links, the file is created exclusively and removed
+    again if writing it fails.
     """
     check_fsync_policy(fsync)
     ensure_dir(path.parent)
-    temp = _write_temp(path.parent, data, fsync == "always", FILE_MODE)
+    sync = fsync == "always"
+    try:
+        temp = _write_temp(path.parent, data, sync, FILE_MODE)
+    except OSError as exc:
+        raise SessionWriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
         os.link(temp, path)
     except FileExistsError:
         raise SessionWriteError(f"{path}: already exists; refusing to overwrite it") from None
     except OSError as exc:
-        raise SessionWriteError(f"{path}: cannot create: {exc.strerror}") from None
+        if exc.errno not in _NO_LINKS:
+            raise SessionWriteError(f"{path}: cannot create: {exc.strerror}") from None
+        try:
+            _create_exclusive(path, data, sync)
+        except FileExistsError:
+            raise SessionWriteError(f"{path}: already exists; refusing to overwrite it") from None
     finally:
         os.unlink(temp)
-    if fsync == "always":
+    if sync:
         _fsync_dir(path.parent)
 
 
+_NO_LINKS = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK)
+
+
+def _create_exclusive(path: Path, data: bytes, sync: bool) -> None:
+    """Create ``path`` exclusively (never through a link) with ``data``; on failure
+    remove what was created, so no partial file stays behind. Raises
+    FileExistsError when the name is taken (by anything, a dangling link included)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        _write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError as exc:
+        os.close(fd)
+        os.unlink(path)
+        raise SessionWriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    os.close(fd)
+
+
 def _write_temp(folder: Path, data: bytes, sync: bool, mode: int) -> str:
+    """A new temporary file in ``folder`` holding ``data``; its path."""
     fd, temp = tempfile.mkstemp(dir=folder, prefix=".jsonl-session-", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
@@ -121,14 +153,9 @@ def create_sidecar(path: Path, kind: str, data: bytes) -> Path:
     never through a link) and return its path."""
     for candidate in _sidecar_names(path, kind):
         try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+            _create_exclusive(candidate, data, sync=True)
         except FileExistsError:
             continue
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         return candidate
     raise AssertionError("unreachable")
 
@@ -143,7 +170,7 @@ def _link_backup(path: Path, kind: str) -> Path:
         except FileExistsError:
             continue
         except OSError as exc:
-            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+            if exc.errno not in _NO_LINKS:
                 raise
             return create_sidecar(path, kind, path.read_bytes())
     raise AssertionError("unreachable")
@@ -207,14 +234,14 @@ class LockedFile:
         body = fragment[:-1] if fragment.endswith(b"\r") else fragment
         try:
             decode_any(body)
-            whole = bool(body.strip())
+            whole = True
         except NotJson:
             whole = False
-        if whole:
+        if whole or not body.strip():  # a whole entry, or blanks readers skip anyway
             self.append(b"\n")
             return SealResult(closed=True)
         sidecar = create_sidecar(self.real, "torn", fragment)
-        quiet = time.time() - info.st_mtime >= quiet_seconds
+        quiet = quiet_seconds <= 0 or time.time() - info.st_mtime >= quiet_seconds
         if not quiet or os.fstat(self.fd).st_size != size:
             self.append(b"\n")
             return SealResult(sidecar=sidecar, fragment=fragment, closed=True)
@@ -291,7 +318,11 @@ class LockedFile:
                     f"{self.path}: changed while it was being rewritten; nothing replaced"
                 )
             backup = _link_backup(self.real, backup_kind)
-            os.replace(temp, self.real)
+            try:
+                os.replace(temp, self.real)
+            except BaseException:
+                backup.unlink()  # the original is untouched; the extra link would block retries
+                raise
         except BaseException:
             if os.path.lexists(temp):
                 os.unlink(temp)

@@ -140,7 +140,7 @@ class SessionFile:
         if keep_tail and loaded.torn_tail is not None:
             content += loaded.torn_tail.raw
         kind = f"v{loaded.version_read}.bak"
-        backup = handle.replace_contents(content, kind, expected_size=handle.size)
+        backup = handle.replace_contents(content, kind, expected_size=loaded.size)
         self.backups.append(backup)
         self._reload(handle)
         return backup

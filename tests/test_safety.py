@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import orjson
@@ -142,3 +143,35 @@ class TestFilesThatChangeUnderUs:
         with pytest.raises(SessionWriteError, match="hard links"):
             Session.open(target, fsync="never").append_message(user_message("two"))
         assert target.read_bytes() == V1
+
+
+class TestOddTails:
+    def test_a_last_line_of_blanks_is_closed_without_a_sidecar(self, tmp_path: Path) -> None:
+        target = write_file(tmp_path / "s.jsonl", v3_bytes() + b"   ")
+        Session.open(target, fsync="never").append_custom("x")
+        assert not list(tmp_path.glob("*.torn-*"))
+        assert Session.open(target).problems == []
+
+    def test_repair_cuts_a_torn_tail_even_when_the_clock_says_it_is_from_the_future(
+        self, tmp_path: Path
+    ) -> None:
+        target = write_file(tmp_path / "s.jsonl", v3_bytes() + b'{"torn-fragment')
+        future = time.time() + 3600
+        os.utime(target, (future, future))
+        made = Session.open(target, fsync="never").repair()
+        assert [p.name for p in made] == ["s.jsonl.torn-1"]
+        assert target.read_bytes() == v3_bytes()
+
+
+def test_a_socket_is_refused_with_a_format_error(tmp_path: Path) -> None:
+    import socket
+
+    from jsonl_session import SessionFormatError
+
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(tmp_path / "s.jsonl"))
+        with pytest.raises(SessionFormatError, match=r"s\.jsonl"):
+            Session.open(tmp_path / "s.jsonl")
+    finally:
+        server.close()
