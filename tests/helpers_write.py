@@ -8,6 +8,8 @@ Kept out of conftest.py on purpose: another suite owns that file.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import re
 import subprocess
@@ -269,3 +271,17 @@ def release_barrier(folder: Path, children: dict[str, subprocess.Popen[bytes]]) 
     for tag, child in children.items():
         wait_for_file(folder / f"ready-{tag}", child)
     (folder / "go").touch()
+
+
+def try_lock(path: Path) -> bool:
+    """Whether a second, independent open of ``path`` can take the exclusive lock now."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        assert exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
+        return False
+    else:
+        return True
+    finally:
+        os.close(fd)

@@ -5,9 +5,6 @@ Nothing here asserts how long anything takes; timeouts only stop a hung run."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from helpers_write import (
     release_barrier,
     sidecars,
     spawn_python,
+    try_lock,
     v1_bytes,
     v2_bytes,
     v3_bytes,
@@ -88,19 +86,6 @@ def check_chains(entries: list[dict[str, Any]], tags: list[str], count: int, sta
         assert [e["data"]["n"] for e in mine] == list(range(count))
         parents = [e["parentId"] for e in mine]
         assert parents == [start] + [e["id"] for e in mine[:-1]]
-
-
-def try_lock(path: Path) -> bool:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        assert exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
-        return False
-    else:
-        return True
-    finally:
-        os.close(fd)
 
 
 class TestTwoProcessesAppending:

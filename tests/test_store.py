@@ -4,15 +4,13 @@ side of locking is in test_concurrency.py."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
-from helpers_write import age, file_lines, mode_of, sidecars, v3_bytes, write_file
+from helpers_write import age, file_lines, mode_of, sidecars, try_lock, v3_bytes, write_file
 
 from jsonl_session import SessionWriteError, paths, store
 
@@ -25,20 +23,6 @@ def open_umask() -> Iterator[None]:
         yield
     finally:
         os.umask(previous)
-
-
-def try_lock(path: Path) -> bool:
-    """Whether a second, independent open of ``path`` can take the exclusive lock now."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        assert exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
-        return False
-    else:
-        return True
-    finally:
-        os.close(fd)
 
 
 class TestPaths:
