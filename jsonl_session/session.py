@@ -76,8 +76,10 @@ class Session:
         self._has_assistant = False
         for entry in loaded.entries:
             self._index_entry(entry)
-        if not (keep_leaf and (self._leaf is None or self._leaf in self._index)):
+        if not keep_leaf:
             self._leaf = self._file_leaf()
+        # On a re-read the leaf stays, even if the file no longer has it: writes are
+        # then refused (see _write_entry) rather than attached somewhere else.
 
     # --- opening -------------------------------------------------------------
 
@@ -243,9 +245,9 @@ class Session:
         details: Any = UNSET,
         from_hook: bool | msgspec.UnsetType = UNSET,
     ) -> str:
-        self._require(first_kept_entry_id)
         return self._append_struct(
             CompactionEntry,
+            requires=(first_kept_entry_id,),
             summary=summary,
             first_kept_entry_id=first_kept_entry_id,
             tokens_before=tokens_before,
@@ -273,11 +275,13 @@ class Session:
     ) -> str:
         """Move the leaf to ``entry_id`` (None: before the first entry) and append a
         branch_summary there; the summary entry itself records the leaf move."""
-        if entry_id is not None:
-            self._require(entry_id)
         fields = {"from_id": entry_id or "root", "summary": summary, "details": details}
         return self._append_struct(
-            BranchSummaryEntry, attach_to=(entry_id,), from_hook=from_hook, **fields
+            BranchSummaryEntry,
+            attach_to=(entry_id,),
+            requires=() if entry_id is None else (entry_id,),
+            from_hook=from_hook,
+            **fields,
         )
 
     def append_custom(self, custom_type: str, data: Any = UNSET) -> str:
@@ -302,8 +306,9 @@ class Session:
 
     def append_label(self, target_id: str, label: str | None = None) -> str:
         """Set (or with no text, clear) the label of an entry."""
-        self._require(target_id)
-        return self._append_struct(LabelEntry, target_id=target_id, label=label or UNSET)
+        return self._append_struct(
+            LabelEntry, requires=(target_id,), target_id=target_id, label=label or UNSET
+        )
 
     def append_session_info(self, name: str) -> str:
         """Name the session (an empty name clears it); the latest one counts."""
@@ -321,9 +326,9 @@ class Session:
         Returns the marker's id, or None when ``entry_id`` already is the file's leaf
         (judged after taking in what other writers appended).
         """
-        self._require(entry_id)
         marker = self._write_entry(
             struct_line(CustomEntry, (entry_id,), {"custom_type": LEAF_MARKER_TYPE}),
+            requires=(entry_id,),
             unless_file_leaf_is=entry_id,
         )
         self._leaf = entry_id
@@ -443,24 +448,34 @@ class Session:
         kind: type[msgspec.Struct],
         *,
         attach_to: tuple[str | None] | None = None,
+        requires: tuple[str, ...] = (),
         **fields: Any,
     ) -> str:
         """Append an entry of a model type (see entries.struct_line)."""
-        return self._append(struct_line(kind, attach_to, fields))
+        return self._append(struct_line(kind, attach_to, fields), requires=requires)
 
-    def _append(self, build: Build, *, flush: bool = False) -> str:
-        entry_id = self._write_entry(build, flush=flush)
+    def _append(self, build: Build, *, flush: bool = False, requires: tuple[str, ...] = ()) -> str:
+        entry_id = self._write_entry(build, flush=flush, requires=requires)
         assert entry_id is not None  # only a conditional write can write nothing
         return entry_id
 
     def _write_entry(
-        self, build: Build, *, flush: bool = False, unless_file_leaf_is: str | None = None
+        self,
+        build: Build,
+        *,
+        flush: bool = False,
+        requires: tuple[str, ...] = (),
+        unless_file_leaf_is: str | None = None,
     ) -> str | None:
         """Append the line ``build`` makes; return its id.
 
-        With ``unless_file_leaf_is``, write nothing (and return None) when that entry
+        ``requires``: entries the new one refers to; checked now and again once the
+        file is locked and up to date (another program may have rewritten it). With
+        ``unless_file_leaf_is``, write nothing (and return None) when that entry
         already is the file's active leaf, judged after taking in other writers' lines.
         """
+        for entry_id in requires:
+            self._require(entry_id)
         if not self._file.persisted:
             if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
                 return None
@@ -473,13 +488,25 @@ class Session:
             self._add_line(raw, offset=-1)
             self._renumber()
             return entry_id
+        leaf = self._leaf
         with self._file.writing() as handle:
+            self._file.prepare(handle)
+            for needed in (*requires, *(() if leaf is None else (leaf,))):
+                if needed not in self._index:
+                    raise SessionTreeError(
+                        f"{self.path}: entry {needed} is no longer in the file (did another "
+                        "program rewrite it?); nothing written. Open the file again.",
+                        (needed,),
+                    )
             if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
                 return None
-            self._file.prepare(handle)
             entry_id = new_entry_id(self._index)
             raw = built(build, entry_id, self._leaf)
-            line, offset = self._file.append(handle, raw)
+            try:
+                line, offset = self._file.append(handle, raw)
+            except store.UnsyncedWrite as exc:
+                self._add_line(raw, exc.offset, exc.line)  # it is in the file
+                raise
         self._add_line(raw, offset, line)
         return entry_id
 

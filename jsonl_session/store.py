@@ -176,6 +176,19 @@ def _link_backup(path: Path, kind: str) -> Path:
     raise AssertionError("unreachable")
 
 
+class UnsyncedWrite(SessionWriteError):
+    """The lines were written whole, but fsync failed: they are in the file, and a
+    crash before the OS writes them out could still lose them."""
+
+    def __init__(self, path: Path, offset: int, cause: OSError) -> None:
+        self.offset = offset
+        self.line = 0  # set by the writer, which knows the line numbers
+        super().__init__(
+            f"{path}: the entry was appended, but fsync failed ({cause.strerror}); "
+            "it may not survive a crash"
+        )
+
+
 @dataclass(slots=True)
 class SealResult:
     """What sealing the tail did. ``sidecar``: a torn fragment was copied there.
@@ -220,10 +233,10 @@ class LockedFile:
         """Make the file end with a newline without losing a byte.
 
         A last line with no newline that is valid JSON is a whole entry: it gets its
-        newline. One that is not valid JSON is torn: it is copied to a sidecar
-        (fsynced); then, if the file has not changed for ``quiet_seconds``, it is cut
-        off; if it has, it may be a line another program is still writing, so it is
-        only closed with a newline and stays in the file (reported as a bad line).
+        newline. One that is not valid JSON is torn: if the file has not changed for
+        ``quiet_seconds`` it is copied to a sidecar (fsynced) and then cut off; if it
+        has, it may be a line another program is still writing, so it only gets a
+        newline and stays in the file (reported as a bad line if it stays torn).
         """
         info = os.fstat(self.fd)
         size = info.st_size
@@ -237,14 +250,18 @@ class LockedFile:
             whole = True
         except NotJson:
             whole = False
-        if whole or not body.strip():  # a whole entry, or blanks readers skip anyway
+        quiet = quiet_seconds <= 0 or time.time() - info.st_mtime >= quiet_seconds
+        if whole or not body.strip() or not quiet:
+            # A whole entry, blanks readers skip anyway, or a line that may still be
+            # being written: it stays, and only gets its newline.
             self.append(b"\n")
             return SealResult(closed=True)
         sidecar = create_sidecar(self.real, "torn", fragment)
-        quiet = quiet_seconds <= 0 or time.time() - info.st_mtime >= quiet_seconds
-        if not quiet or os.fstat(self.fd).st_size != size:
+        if os.fstat(self.fd).st_size != size:  # someone wrote meanwhile: keep it all
             self.append(b"\n")
             return SealResult(sidecar=sidecar, fragment=fragment, closed=True)
+        # A line appended between the check above and the cut would be cut too; it
+        # would have fused with the fragment anyway, and the window is microseconds.
         os.ftruncate(self.fd, start)
         if self.fsync == "always":
             os.fsync(self.fd)
@@ -282,8 +299,14 @@ class LockedFile:
                 "(disk full or a file size limit?); nothing was added"
             )
         if self.fsync == "always":
-            os.fsync(self.fd)
+            try:
+                os.fsync(self.fd)
+            except OSError as exc:
+                raise UnsyncedWrite(self.path, start, exc) from None
         return start
+
+    def read_range(self, offset: int, length: int) -> bytes:
+        return os.pread(self.fd, length, offset) if length > 0 else b""
 
     def _undo_partial(self, start: int, end: int) -> None:
         try:
@@ -295,17 +318,20 @@ class LockedFile:
             pass  # the reader skips the fragment; the next append seals it
 
     def replace_contents(
-        self, data: bytes, backup_kind: str, *, expected_size: int | None = None
+        self, data: bytes, backup_kind: str, *, built_from: int | None = None
     ) -> Path:
         """Atomically replace the file's bytes, keeping the original as a backup.
 
         The new content goes to a temporary file in the same folder, is fsynced and
         renamed over the original; the original stays reachable at the returned
-        backup path. ``expected_size``, the size the content was built from: if the
-        file changed size meanwhile (a writer that takes no lock), nothing is replaced.
-        The lock moves to the new file.
+        backup path. ``built_from`` is the size of the original the content was made
+        from (default: its size now): whole lines another program (which takes no
+        lock) appended to the original after that are carried over to the end of
+        the new file. The lock moves to the new file.
         """
         info = os.fstat(self.fd)
+        if built_from is None:
+            built_from = info.st_size
         if info.st_nlink > 1:
             raise SessionWriteError(
                 f"{self.path}: has {info.st_nlink} hard links; rewriting it would split "
@@ -313,10 +339,6 @@ class LockedFile:
             )
         temp = _write_temp(self.real.parent, data, True, stat.S_IMODE(info.st_mode))
         try:
-            if expected_size is not None and os.fstat(self.fd).st_size != expected_size:
-                raise SessionWriteError(
-                    f"{self.path}: changed while it was being rewritten; nothing replaced"
-                )
             backup = _link_backup(self.real, backup_kind)
             try:
                 os.replace(temp, self.real)
@@ -329,8 +351,14 @@ class LockedFile:
             raise
         _fsync_dir(self.real.parent)
         new_fd = _open_locked(self.path)
+        # Writers that opened the old file before the rename may still have added
+        # lines to it (now the backup): carry the whole ones over.
+        late = self.read_from(built_from)
+        late = late[: late.rfind(b"\n") + 1]
         os.close(self.fd)  # releases the lock on the old inode, now the backup
         self.fd = new_fd
+        if late:
+            self.append(late if data.endswith(b"\n") else b"\n" + late)
         return backup
 
 

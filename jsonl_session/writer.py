@@ -74,12 +74,19 @@ class SessionFile:
 
     @contextmanager
     def writing(self) -> Iterator[store.LockedFile]:
-        """The locked file, with our view brought up to date and checked."""
+        """The locked file, with our view brought up to date and checked.
+
+        OS errors on the way (a full disk, a vanished folder) become SessionWriteError.
+        """
         self.check_writable()
-        with store.locked(self.path, self.fsync) as handle:
-            self._catch_up(handle)
-            self.check_writable()  # another writer may have replaced the file
-            yield handle
+        try:
+            with store.locked(self.path, self.fsync) as handle:
+                self._catch_up(handle)
+                self.check_writable()  # another writer may have replaced the file
+                yield handle
+        except OSError as exc:
+            where = exc.filename or self.path
+            raise SessionWriteError(f"{where}: {exc.strerror or exc}") from None
 
     def prepare(self, handle: store.LockedFile) -> None:
         """Before an append: end the file with a newline and bring it to version 3."""
@@ -87,13 +94,30 @@ class SessionFile:
         self.rewrite_if_needed(handle, keep_tail=False)
 
     def append(self, handle: store.LockedFile, raw: bytes) -> tuple[int, int]:
-        """Append one entry line; return its line number and byte offset."""
-        offset = handle.append(raw + b"\n")
-        if offset != self._end_offset:
-            self._stale = True  # someone wrote between our read and our write
+        """Append one entry line; return its line number and byte offset.
+
+        Raises store.UnsyncedWrite (after counting the line) when the line was
+        written but fsync failed.
+        """
+        unsynced: store.UnsyncedWrite | None = None
+        try:
+            offset = handle.append(raw + b"\n")
+        except store.UnsyncedWrite as exc:
+            offset, unsynced = exc.offset, exc
+        if offset > self._end_offset:
+            # A writer without a lock (pi) appended between our read and our write:
+            # its whole lines lie before ours; take them in now.
+            gap = handle.read_range(self._end_offset, offset - self._end_offset)
+            self._take_in(gap[: consumed_length(gap)])
+            self._stale = len(gap) != consumed_length(gap)
+        elif offset < self._end_offset:
+            self._stale = True  # the file shrank under us: read it again next time
         line = self.next_line
         self.next_line += 1
         self._end_offset = offset + len(raw) + 1
+        if unsynced is not None:
+            unsynced.line = line
+            raise unsynced
         return line, offset
 
     def create(self, header: dict[str, Any], lines: Sequence[bytes]) -> list[int]:
@@ -140,7 +164,7 @@ class SessionFile:
         if keep_tail and loaded.torn_tail is not None:
             content += loaded.torn_tail.raw
         kind = f"v{loaded.version_read}.bak"
-        backup = handle.replace_contents(content, kind, expected_size=loaded.size)
+        backup = handle.replace_contents(content, kind, built_from=loaded.size)
         self.backups.append(backup)
         self._reload(handle)
         return backup
@@ -162,8 +186,11 @@ class SessionFile:
         if size == end:
             return
         new = handle.read_from(end)
-        complete = new[: consumed_length(new)]
-        read = read_appended(complete, end, self.next_line)
+        self._take_in(new[: consumed_length(new)])
+
+    def _take_in(self, complete: bytes) -> None:
+        """Whole lines found at the end of what we had read: index them."""
+        read = read_appended(complete, self._end_offset, self.next_line)
         for problem in read.problems:
             self._on_problem(problem)
         self._bad_lines.extend(read.bad)

@@ -14,7 +14,7 @@ import orjson
 import pytest
 from helpers_write import assistant_message, user_message, v3_bytes, write_file
 
-from jsonl_session import Session, SessionWriteError
+from jsonl_session import Session, SessionTreeError, SessionWriteError
 
 V1 = (
     b'{"type":"session","id":"v1-session","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}\n'
@@ -34,7 +34,7 @@ def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 class TestATornTailThatMayStillBeBeingWritten:
-    def test_a_fresh_fragment_is_copied_and_closed_not_cut(self, tmp_path: Path) -> None:
+    def test_a_fresh_fragment_is_closed_not_cut(self, tmp_path: Path) -> None:
         # pi appends without a lock, and a reader can see part of a large write: a
         # fragment that changed just now may be a line still being written, so it
         # must stay (closed with a newline) rather than be cut.
@@ -45,7 +45,7 @@ class TestATornTailThatMayStillBeBeingWritten:
         new_id = session.append_custom("mine")
         lines = target.read_bytes().split(b"\n")
         assert b'{"type":"custom","id":"half' in lines
-        assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b'{"type":"custom","id":"half'
+        assert not list(tmp_path.glob("*.torn-*"))  # nothing was removed, so no copy
         assert Session.open(target).get(new_id) is not None
         assert [p.kind for p in Session.open(target).problems] == ["invalid-json"]
 
@@ -59,7 +59,7 @@ class TestATornTailThatMayStillBeBeingWritten:
 
 LIMITED_APPEND = """
 import resource, signal, sys
-from jsonl_session import Session, SessionWriteError
+from jsonl_session import Session, SessionTreeError, SessionWriteError
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 path, limit = sys.argv[1], int(sys.argv[2])
 session = Session.open(path, fsync="never")
@@ -175,3 +175,62 @@ def test_a_socket_is_refused_with_a_format_error(tmp_path: Path) -> None:
             Session.open(tmp_path / "s.jsonl")
     finally:
         server.close()
+
+
+OURS = b'{"type":"custom","id":"ours0001","parentId":null}'
+
+
+class TestWritersWithoutALockDuringOurWrites:
+    def test_lines_added_to_the_old_file_during_a_rewrite_are_carried_over(
+        self, tmp_path: Path
+    ) -> None:
+        from jsonl_session import store
+
+        target = write_file(tmp_path / "s.jsonl", V1)
+        late = (
+            b'{"type":"custom","customType":"pi","id":"latelate","parentId":null,"timestamp":"t"}\n'
+        )
+        with store.locked(target, "never") as handle:
+            with open(target, "ab") as other:  # lands after the content was built
+                other.write(late)
+            backup = handle.replace_contents(b"new\n", "v1.bak", built_from=len(V1))
+        assert target.read_bytes() == b"new\n" + late
+        assert backup.read_bytes() == V1 + late
+
+    def test_a_line_appended_between_our_read_and_our_write_is_taken_in_in_order(
+        self, tmp_path: Path
+    ) -> None:
+        target = write_file(tmp_path / "s.jsonl", v3_bytes())
+        session = Session.open(target, fsync="never")
+        pi_line = (
+            b'{"type":"custom","customType":"pi","id":"pi000001","parentId":null,"timestamp":"t"}\n'
+        )
+        writer = session._file
+        with writer.writing() as handle:
+            with open(target, "ab") as other:
+                other.write(pi_line)
+            line, offset = writer.append(
+                handle, b'{"type":"custom","id":"ours0001","parentId":null}'
+            )
+        data = target.read_bytes()
+        assert data.split(b"\n")[line - 1] == b'{"type":"custom","id":"ours0001","parentId":null}'
+        assert data[offset:].startswith(b'{"type":"custom","id":"ours0001"')
+        assert session.get("pi000001") is not None
+
+    def test_ids_that_vanished_when_another_program_rewrote_the_file_are_not_written(
+        self, tmp_path: Path
+    ) -> None:
+        target = write_file(tmp_path / "s.jsonl", V1)
+        session = Session.open(target, fsync="never")
+        (only,) = [e.id for e in session.entries]
+        # pi migrates a v1 file in place with random ids when it opens it.
+        rewritten = V1.replace(b'"cwd":"/p"}', b'"cwd":"/p","version":3}', 1).replace(
+            b'"timestamp":1}}', b'"timestamp":1},"id":"0123abcd","parentId":null}'
+        )
+        replacement = write_file(tmp_path / "pi.jsonl", rewritten)
+        os.replace(replacement, target)
+        with pytest.raises(SessionTreeError, match=only):
+            session.branch(only)
+        with pytest.raises(SessionTreeError, match=only):
+            session.append_custom("attached to a vanished leaf")
+        assert target.read_bytes() == rewritten

@@ -364,6 +364,7 @@ class TestPermissions:
     def test_sidecars_and_forks_are_0600_too(self, tmp_path: Path) -> None:
         session, first, _ = new_session(tmp_path / "s")
         append_raw(session.path, b'{"torn')
+        age(session.path)
         session.append_custom("after-tear")
         fork = session.fork(first)
         copy = Session.fork_from(session.path, tmp_path, tmp_path / "other")
