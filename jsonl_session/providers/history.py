@@ -1,0 +1,224 @@
+"""From a built context to a history every provider API accepts: the shared step
+before each adapter.
+
+Owns two things, both pure and deterministic:
+
+- **Plain roles.** The context holds pi's message shapes, some of which no API
+  knows: `compactionSummary`, `branchSummary`, `custom` and `bashExecution`
+  become user text in our own wording (summaries wrapped in clear tags); a
+  `bashExecution` marked `excludeFromContext` is left out.
+- **Repair.** A tool call with no result gets a synthetic error result saying
+  none was recorded; a result with no matching call is dropped (so is a second
+  result for the same call); an assistant message with nothing to send (an
+  aborted or failed turn, or an empty one) is dropped. Every change is reported
+  as a `Repair`, never made silently, and repairing a repaired history changes
+  nothing.
+
+The input is never changed; new dicts are built where something differs. Merging
+consecutive messages of one role is API-specific and left to the adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+RepairKind = Literal[
+    "excluded-command-dropped",
+    "unknown-role-dropped",
+    "empty-message-dropped",
+    "empty-assistant-dropped",
+    "missing-tool-result-added",
+    "orphan-tool-result-dropped",
+    "duplicate-tool-result-dropped",
+]
+
+NO_RESULT_TEXT = "No result was recorded for this tool call (the turn ended before it ran)."
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """One change made to the history: what, and at which input message."""
+
+    kind: RepairKind
+    index: int
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "index": self.index, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """Messages with only the roles user, assistant and toolResult, and the repairs."""
+
+    messages: list[dict[str, Any]]
+    repairs: list[Repair]
+
+
+def prepare_history(messages: Sequence[dict[str, Any]]) -> History:
+    """Plain roles, then repair (see the module docstring)."""
+    repairs: list[Repair] = []
+    plain: list[tuple[int, dict[str, Any]]] = []
+    for index, message in enumerate(messages):
+        converted = plain_message(message)
+        if converted is None:
+            role = message.get("role")
+            kind: RepairKind = (
+                "excluded-command-dropped" if role == "bashExecution" else "unknown-role-dropped"
+            )
+            repairs.append(Repair(kind, index, f"{role} message left out"))
+            continue
+        plain.append((index, converted))
+    repaired, more = _repair(plain)
+    return History(repaired, sorted([*repairs, *more], key=lambda r: r.index))
+
+
+def plain_message(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The message with a role every API knows, or None when it is left out."""
+    role = message.get("role")
+    timestamp = message.get("timestamp")
+    if role in ("user", "assistant", "toolResult"):
+        return message
+    if role == "compactionSummary":
+        text = (
+            "Earlier parts of this conversation were condensed into the summary below.\n"
+            f"<conversation-summary>\n{message.get('summary', '')}\n</conversation-summary>"
+        )
+        return _user_text(text, timestamp)
+    if role == "branchSummary":
+        text = (
+            "Before returning here, the conversation explored another branch, "
+            "summarized below.\n"
+            f"<branch-summary>\n{message.get('summary', '')}\n</branch-summary>"
+        )
+        return _user_text(text, timestamp)
+    if role == "custom":
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        return {"role": "user", "content": blocks or [], "timestamp": timestamp}
+    if role == "bashExecution":
+        if message.get("excludeFromContext"):
+            return None
+        return _user_text(command_text(message), timestamp)
+    return None
+
+
+def command_text(message: dict[str, Any]) -> str:
+    """A shell command the user ran themselves, as the model is told about it."""
+    lines = [f"The user ran this shell command: `{message.get('command', '')}`"]
+    output = message.get("output") or ""
+    lines.append(f"Output:\n```\n{output}\n```" if output else "It printed nothing.")
+    if message.get("cancelled"):
+        lines.append("The command was cancelled before it finished.")
+    else:
+        code = message.get("exitCode")
+        if isinstance(code, int) and code != 0:
+            lines.append(f"It exited with status {code}.")
+    if message.get("truncated") and message.get("fullOutputPath"):
+        lines.append(f"The output above is cut short; all of it is in {message['fullOutputPath']}.")
+    return "\n".join(lines)
+
+
+def _user_text(text: str, timestamp: Any) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+
+
+def has_substance(message: dict[str, Any]) -> bool:
+    """Whether a message carries anything an API would accept as content."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return bool(content.strip())
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and str(block.get("text", "")).strip():
+            return True
+        if kind == "thinking" and (str(block.get("thinking", "")).strip() or block.get("redacted")):
+            return True
+        if kind in ("toolCall", "image"):
+            return True
+    return False
+
+
+def tool_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
+
+
+def _repair(
+    indexed: list[tuple[int, dict[str, Any]]],
+) -> tuple[list[dict[str, Any]], list[Repair]]:
+    out: list[dict[str, Any]] = []
+    repairs: list[Repair] = []
+    pending: dict[str, dict[str, Any]] = {}  # open tool calls of the last assistant turn
+    answered: set[str] = set()
+    pending_at = -1
+
+    def close_turn(at: int) -> None:
+        # Results must directly follow their call: add the missing ones here.
+        for call_id, call in pending.items():
+            if call_id in answered:
+                continue
+            out.append(_missing_result(call, out[pending_at].get("timestamp")))
+            repairs.append(
+                Repair(
+                    "missing-tool-result-added",
+                    at,
+                    f"tool call {call_id} ({call.get('name')}) had no result",
+                )
+            )
+        pending.clear()
+        answered.clear()
+
+    for index, message in indexed:
+        role = message.get("role")
+        if role == "toolResult":
+            call_id = message.get("toolCallId")
+            if call_id in answered:
+                repairs.append(
+                    Repair("duplicate-tool-result-dropped", index, f"second result for {call_id}")
+                )
+            elif call_id not in pending:
+                repairs.append(
+                    Repair("orphan-tool-result-dropped", index, f"no tool call {call_id} before it")
+                )
+            else:
+                answered.add(call_id)
+                out.append(message)
+            continue
+        close_turn(index)
+        if not has_substance(message):
+            kind: RepairKind = (
+                "empty-assistant-dropped" if role == "assistant" else "empty-message-dropped"
+            )
+            reason = message.get("stopReason") if role == "assistant" else None
+            detail = f"{role} message with no content" + (
+                f" (stopReason {reason})" if reason else ""
+            )
+            repairs.append(Repair(kind, index, detail))
+            continue
+        out.append(message)
+        if role == "assistant":
+            calls = tool_calls(message)
+            pending.update((str(c.get("id")), c) for c in calls)
+            pending_at = len(out) - 1
+    close_turn(indexed[-1][0] + 1 if indexed else 0)
+    return out, repairs
+
+
+def _missing_result(call: dict[str, Any], timestamp: Any) -> dict[str, Any]:
+    return {
+        "role": "toolResult",
+        "toolCallId": call.get("id"),
+        "toolName": call.get("name"),
+        "content": [{"type": "text", "text": NO_RESULT_TEXT}],
+        "isError": True,
+        "timestamp": timestamp,
+    }
