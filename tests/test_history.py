@@ -204,6 +204,8 @@ def test_repair_is_idempotent_and_leaves_every_call_answered_right_after_it(
     twice = prepare_history(once.messages)
     assert twice.messages == once.messages
     assert twice.repairs == []
+    assert len(once.sources) == len(once.messages)
+    assert once.sources == sorted(once.sources)
     out = once.messages
     for position, message in enumerate(out):
         assert message["role"] in ("user", "assistant", "toolResult")

@@ -32,6 +32,8 @@ RepairKind = Literal[
     "missing-tool-result-added",
     "orphan-tool-result-dropped",
     "duplicate-tool-result-dropped",
+    "placeholder-user-added",
+    "unsendable-message-dropped",
 ]
 
 NO_RESULT_TEXT = "No result was recorded for this tool call (the turn ended before it ran)."
@@ -51,10 +53,15 @@ class Repair:
 
 @dataclass(frozen=True, slots=True)
 class History:
-    """Messages with only the roles user, assistant and toolResult, and the repairs."""
+    """Messages with only the roles user, assistant and toolResult, and the repairs.
+
+    ``sources[i]`` is the index, in the input, of the message ``messages[i]`` came
+    from (for an added tool result: of the message before which it was added).
+    """
 
     messages: list[dict[str, Any]]
     repairs: list[Repair]
+    sources: list[int]
 
 
 def prepare_history(messages: Sequence[dict[str, Any]]) -> History:
@@ -71,8 +78,8 @@ def prepare_history(messages: Sequence[dict[str, Any]]) -> History:
             repairs.append(Repair(kind, index, f"{role} message left out"))
             continue
         plain.append((index, converted))
-    repaired, more = _repair(plain)
-    return History(repaired, sorted([*repairs, *more], key=lambda r: r.index))
+    repaired, sources, more = _repair(plain)
+    return History(repaired, sorted([*repairs, *more], key=lambda r: r.index), sources)
 
 
 def plain_message(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -154,8 +161,9 @@ def tool_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _repair(
     indexed: list[tuple[int, dict[str, Any]]],
-) -> tuple[list[dict[str, Any]], list[Repair]]:
+) -> tuple[list[dict[str, Any]], list[int], list[Repair]]:
     out: list[dict[str, Any]] = []
+    sources: list[int] = []
     repairs: list[Repair] = []
     pending: dict[str, dict[str, Any]] = {}  # open tool calls of the last assistant turn
     answered: set[str] = set()
@@ -167,6 +175,7 @@ def _repair(
             if call_id in answered:
                 continue
             out.append(_missing_result(call, out[pending_at].get("timestamp")))
+            sources.append(at)
             repairs.append(
                 Repair(
                     "missing-tool-result-added",
@@ -192,6 +201,7 @@ def _repair(
             else:
                 answered.add(call_id)
                 out.append(message)
+                sources.append(index)
             continue
         close_turn(index)
         if not has_substance(message):
@@ -205,12 +215,13 @@ def _repair(
             repairs.append(Repair(kind, index, detail))
             continue
         out.append(message)
+        sources.append(index)
         if role == "assistant":
             calls = tool_calls(message)
             pending.update((str(c.get("id")), c) for c in calls)
             pending_at = len(out) - 1
     close_turn(indexed[-1][0] + 1 if indexed else 0)
-    return out, repairs
+    return out, sources, repairs
 
 
 def _missing_result(call: dict[str, Any], timestamp: Any) -> dict[str, Any]:
