@@ -39,6 +39,7 @@ from jsonl_session.model import (
     encode,
 )
 from jsonl_session.problems import Problem
+from jsonl_session.tokens import Breakdown, breakdown
 from jsonl_session.tree import TreeIndex, TreeNode, build_tree
 from jsonl_session.writer import SessionFile
 
@@ -223,6 +224,12 @@ class Session:
         if target is None or target == EMPTY_LEAF:
             return SessionContext()
         return context_from_path(self._path_to(target))
+
+    def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
+        """Where the tokens go: stored, on the active path, model-facing (tokens.py)."""
+        target = self._leaf if leaf_id is None else leaf_id
+        path = self.branch_path(target) if target else []
+        return breakdown(self._index.order, path, self.build_context(leaf_id), largest=largest)
 
     # --- appending -------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from jsonl_session.cli import edit_cmds, inspect_cmds, maintain_cmds
+from jsonl_session.cli import edit_cmds, inspect_cmds, maintain_cmds, stats_cmds
 
 app = typer.Typer(
     name="jsonl-session",
@@ -22,6 +22,7 @@ app = typer.Typer(
 app.command()(inspect_cmds.show)
 app.command()(inspect_cmds.tree)
 app.command()(inspect_cmds.context)
+app.command()(stats_cmds.stats)
 app.command()(edit_cmds.fork)
 app.command()(edit_cmds.branch)
 app.command()(edit_cmds.label)

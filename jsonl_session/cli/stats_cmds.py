@@ -1,0 +1,85 @@
+"""`stats`: where a session's tokens go, as a table with bars, or JSON. Read-only."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from jsonl_session.cli.common import existing_file, file_argument, out, print_json, reports_errors
+from jsonl_session.session import Session
+
+FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
+BAR_WIDTH = 30
+
+
+@reports_errors
+def stats(
+    file: FileArg,
+    leaf: Annotated[
+        str | None, typer.Option(help="Entry id (or unique prefix) to measure from; default: leaf.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """Stored vs model-facing tokens, by entry type, role and tool, and the largest entries."""
+    session = Session.open(existing_file(file))
+    leaf_id = session.resolve_id(leaf) if leaf is not None else None
+    found = session.token_breakdown(leaf_id)
+    if as_json:
+        print_json(found.to_dict())
+        return
+    total = max(found.stored_tokens, 1)
+    summary = Table(title="Tokens (estimated: characters / 4)", show_header=False, box=None)
+    summary.add_column(style="bold")
+    summary.add_column(justify="right")
+    summary.add_column()
+    for label, value in (
+        ("stored in the file", found.stored_tokens),
+        ("on the active path", found.path_tokens),
+        ("sent to the model", found.model_tokens),
+        ("  other branches", found.other_branches_tokens),
+        ("  saved by compaction", found.compaction_saved_tokens),
+    ):
+        summary.add_row(Text(label), f"{value:,}", _bar(value, total))
+    summary.add_row(
+        Text("context estimate"), f"{found.context_estimate:,}", Text("(last usage + estimate)")
+    )
+    out.print(summary)
+    for title, stored, model in (
+        ("by entry type", found.by_entry_type, None),
+        ("by message role", found.by_role, found.by_role_model),
+        ("by tool", found.by_tool, found.by_tool_model),
+    ):
+        out.print(_counter_table(title, stored, model, total))
+    largest = Table(title="largest entries", box=None)
+    for column in ("entry", "line", "what", "tokens"):
+        largest.add_column(column, justify="right" if column in ("line", "tokens") else "left")
+    for item in found.largest:
+        largest.add_row(item.entry_id, str(item.line), Text(item.what), f"{item.tokens:,}")
+    out.print(largest)
+
+
+def _counter_table(
+    title: str, stored: Counter[str], model: Counter[str] | None, total: int
+) -> Table:
+    table = Table(title=title, box=None)
+    table.add_column("")
+    table.add_column("stored", justify="right")
+    if model is not None:
+        table.add_column("to model", justify="right")
+    table.add_column("")
+    for name, tokens in stored.most_common():
+        cells: list[Text | str] = [Text(name), f"{tokens:,}"]
+        if model is not None:
+            cells.append(f"{model.get(name, 0):,}")
+        table.add_row(*cells, _bar(tokens, total))
+    return table
+
+
+def _bar(value: int, total: int) -> Text:
+    filled = round(BAR_WIDTH * value / total) if total else 0
+    return Text("█" * filled + "·" * (BAR_WIDTH - filled), style="cyan")

@@ -1,0 +1,226 @@
+"""Token accounting: estimates per message and per context, and where a session's
+tokens go.
+
+The estimate is pi's, so compaction decisions made from it equal pi's: characters
+(JavaScript string length, i.e. UTF-16 code units) divided by 4, rounded up; a
+tool call counts its name and its arguments as compact JSON; an image in a tool
+result or custom message counts as 4,800 characters. pi does not count images in
+user messages; `estimate_tokens(..., count_user_images=True)` does, for accounting
+that hides nothing (the breakdown uses it). A context estimate takes the last
+usable assistant ``usage`` and estimates only the messages after it. Exact counts
+through a provider's counting endpoint live in providers/ (they need a client).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonl_session.context import SessionContext, as_message
+from jsonl_session.jsonio import dumps
+from jsonl_session.jsonl import StoredEntry
+
+IMAGE_CHARS = 4800
+
+
+def js_length(text: str) -> int:
+    """``text.length`` in JavaScript: UTF-16 code units (an emoji counts 2)."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = False) -> int:
+    """pi's estimate for one message (see the module docstring)."""
+    role = message.get("role")
+    content = message.get("content")
+    chars = 0
+    if role == "user":
+        chars = _text_chars(content, count_images=count_user_images)
+    elif role == "assistant":
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                chars += js_length(str(block.get("text") or ""))
+            elif kind == "thinking":
+                chars += js_length(str(block.get("thinking") or ""))
+            elif kind == "toolCall":
+                arguments = dumps(block.get("arguments")).decode()
+                chars += js_length(str(block.get("name") or "")) + js_length(arguments)
+    elif role in ("custom", "toolResult"):
+        chars = _text_chars(content, count_images=True)
+    elif role == "bashExecution":
+        chars = js_length(str(message.get("command") or "")) + js_length(
+            str(message.get("output") or "")
+        )
+    elif role in ("branchSummary", "compactionSummary"):
+        chars = js_length(str(message.get("summary") or ""))
+    return math.ceil(chars / 4)
+
+
+def _text_chars(content: Any, *, count_images: bool) -> int:
+    if isinstance(content, str):
+        return js_length(content)
+    chars = 0
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            chars += js_length(str(block["text"]))
+        elif block.get("type") == "image" and count_images:
+            chars += IMAGE_CHARS
+    return chars
+
+
+def usage_tokens(usage: Any) -> int:
+    """The context size an assistant ``usage`` reports (total, else its parts)."""
+    if not isinstance(usage, dict):
+        return 0
+    total = usage.get("totalTokens")
+    if isinstance(total, int | float) and total:
+        return int(total)
+    parts = ("input", "output", "cacheRead", "cacheWrite")
+    return int(sum(v for k in parts if isinstance(v := usage.get(k), int | float)))
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEstimate:
+    tokens: int
+    usage_tokens: int  # from the last usable assistant usage (0 if none)
+    trailing_tokens: int  # estimated for the messages after it
+    last_usage_index: int | None
+
+
+def estimate_context_tokens(messages: Sequence[dict[str, Any]]) -> ContextEstimate:
+    """The context's size: the last assistant usage that is not from an aborted or
+    failed turn, plus estimates of the messages after it (all estimated if none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (
+            message.get("role") == "assistant"
+            and message.get("stopReason") not in ("aborted", "error")
+            and message.get("usage")
+        ):
+            known = usage_tokens(message["usage"])
+            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return ContextEstimate(known + trailing, known, trailing, index)
+    estimated = sum(estimate_tokens(m) for m in messages)
+    return ContextEstimate(estimated, 0, estimated, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Largest:
+    entry_id: str
+    line: int
+    what: str  # entry type, role or tool name
+    tokens: int
+
+
+@dataclass(slots=True)
+class Breakdown:
+    """Where a session's tokens go (estimates; images in user messages counted)."""
+
+    stored_tokens: int = 0  # every entry in the file, all branches
+    path_tokens: int = 0  # the active path, as if nothing were compacted
+    model_tokens: int = 0  # what the model sees from the leaf
+    context_estimate: int = 0  # model-facing, using the last assistant usage
+    entries: int = 0
+    by_entry_type: Counter[str] = field(default_factory=Counter)
+    by_role: Counter[str] = field(default_factory=Counter)
+    by_role_model: Counter[str] = field(default_factory=Counter)
+    by_tool: Counter[str] = field(default_factory=Counter)
+    by_tool_model: Counter[str] = field(default_factory=Counter)
+    largest: list[Largest] = field(default_factory=list)
+
+    @property
+    def other_branches_tokens(self) -> int:
+        """Stored but off the active path."""
+        return max(self.stored_tokens - self.path_tokens, 0)
+
+    @property
+    def compaction_saved_tokens(self) -> int:
+        """On the active path but replaced by a compaction summary."""
+        return max(self.path_tokens - self.model_tokens, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "storedTokens": self.stored_tokens,
+            "pathTokens": self.path_tokens,
+            "modelTokens": self.model_tokens,
+            "contextEstimate": self.context_estimate,
+            "otherBranchesTokens": self.other_branches_tokens,
+            "compactionSavedTokens": self.compaction_saved_tokens,
+            "entries": self.entries,
+            "byEntryType": dict(self.by_entry_type.most_common()),
+            "byRole": dict(self.by_role.most_common()),
+            "byRoleModel": dict(self.by_role_model.most_common()),
+            "byTool": dict(self.by_tool.most_common()),
+            "byToolModel": dict(self.by_tool_model.most_common()),
+            "largest": [
+                {"entryId": x.entry_id, "line": x.line, "what": x.what, "tokens": x.tokens}
+                for x in self.largest
+            ],
+        }
+
+
+def breakdown(
+    entries: Sequence[StoredEntry],
+    path: Sequence[StoredEntry],
+    context: SessionContext,
+    *,
+    largest: int = 10,
+) -> Breakdown:
+    """Tokens stored in ``entries``, on the active ``path`` and in the ``context``."""
+    out = Breakdown(entries=len(entries))
+    sizes: list[Largest] = []
+    for entry in entries:
+        message = _entry_message(entry)
+        if message is None:
+            continue
+        tokens = estimate_tokens(message, count_user_images=True)
+        out.stored_tokens += tokens
+        out.by_entry_type[entry.type] += tokens
+        out.by_role[str(message.get("role"))] += tokens
+        _count_tools(message, out.by_tool)
+        sizes.append(Largest(entry.id, entry.line, _what(message), tokens))
+    for entry in path:
+        message = _entry_message(entry)
+        if message is not None:
+            out.path_tokens += estimate_tokens(message, count_user_images=True)
+    for message in context.messages:
+        tokens = estimate_tokens(message, count_user_images=True)
+        out.model_tokens += tokens
+        out.by_role_model[str(message.get("role"))] += tokens
+        _count_tools(message, out.by_tool_model)
+    out.context_estimate = estimate_context_tokens(context.messages).tokens
+    out.largest = sorted(sizes, key=lambda x: -x.tokens)[:largest]
+    return out
+
+
+def _entry_message(entry: StoredEntry) -> dict[str, Any] | None:
+    """The message an entry holds or stands for (a compaction: its summary)."""
+    if entry.type == "compaction":
+        return {"role": "compactionSummary", "summary": entry.data().get("summary", "")}
+    if entry.type in ("message", "custom_message", "branch_summary"):
+        return as_message(entry.type, entry.data())
+    return None
+
+
+def _count_tools(message: dict[str, Any], into: Counter[str]) -> None:
+    role = message.get("role")
+    if role == "toolResult":
+        into[str(message.get("toolName"))] += estimate_tokens(message)
+    elif role == "assistant":
+        for block in message.get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                arguments = dumps(block.get("arguments")).decode()
+                chars = js_length(str(block.get("name") or "")) + js_length(arguments)
+                into[str(block.get("name"))] += math.ceil(chars / 4)
+
+
+def _what(message: dict[str, Any]) -> str:
+    role = str(message.get("role"))
+    return f"toolResult {message.get('toolName')}" if role == "toolResult" else role

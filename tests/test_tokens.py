@@ -1,0 +1,93 @@
+"""Token accounting: pi's estimate, exactly, and the breakdown of a session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers_write import assistant_message, user_message
+from typer.testing import CliRunner
+
+from jsonl_session import Session
+from jsonl_session.cli import app
+from jsonl_session.tokens import estimate_context_tokens, estimate_tokens, js_length
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = json.loads((ROOT / "tests" / "golden" / "pi-estimates.json").read_text())
+
+
+class TestEstimatesEqualPis:
+    @pytest.mark.parametrize("fixture", sorted(GOLDEN))
+    def test_every_leaf_of_every_fixture(self, fixture: str) -> None:
+        session = Session.open(ROOT / "fixtures" / f"{fixture}.jsonl")
+        for entry, expected in zip(session.entries, GOLDEN[fixture], strict=True):
+            messages = session.build_context(entry.id).messages
+            assert [estimate_tokens(m) for m in messages] == expected["perMessage"]
+            estimate = estimate_context_tokens(messages)
+            assert (estimate.tokens, estimate.trailing_tokens) == (
+                expected["tokens"],
+                expected["trailingTokens"],
+            )
+
+
+class TestTheEstimate:
+    def test_characters_are_counted_as_javascript_counts_them(self) -> None:
+        assert js_length("abc") == 3
+        assert js_length("😀") == 2  # one code point, two UTF-16 units
+        assert estimate_tokens(user_message("😀😀")) == 1
+
+    def test_tool_calls_count_their_name_and_compact_json_arguments(self) -> None:
+        message = assistant_message("")
+        message["content"] = [
+            {"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": "a.py"}}
+        ]
+        assert estimate_tokens(message) == -(-(4 + len('{"path":"a.py"}')) // 4)
+
+    def test_an_image_counts_4800_characters_in_tool_results_and_on_request_in_user_turns(
+        self,
+    ) -> None:
+        image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+        result = {"role": "toolResult", "toolCallId": "c", "toolName": "shot", "content": [image]}
+        user = {"role": "user", "content": [image], "timestamp": 1}
+        assert estimate_tokens(result) == 1200
+        assert estimate_tokens(user) == 0  # as pi
+        assert estimate_tokens(user, count_user_images=True) == 1200
+
+    def test_the_context_estimate_uses_the_last_usable_usage_then_estimates_the_rest(
+        self,
+    ) -> None:
+        answered = assistant_message("ok")
+        answered["usage"]["totalTokens"] = 1000
+        aborted = assistant_message("partial")
+        aborted["stopReason"] = "aborted"
+        aborted["usage"]["totalTokens"] = 5
+        messages = [user_message("q"), answered, user_message("x" * 40), aborted]
+        estimate = estimate_context_tokens(messages)
+        assert estimate.usage_tokens == 1000 and estimate.last_usage_index == 1
+        assert estimate.trailing_tokens == 10 + 2
+
+
+class TestBreakdown:
+    def test_stored_path_and_model_tokens_account_for_branches_and_compaction(self) -> None:
+        session = Session.open(ROOT / "fixtures" / "compaction-two.jsonl")
+        found = session.token_breakdown()
+        assert found.stored_tokens >= found.path_tokens >= found.model_tokens > 0
+        assert found.compaction_saved_tokens == found.path_tokens - found.model_tokens
+        assert sum(found.by_entry_type.values()) == found.stored_tokens
+        assert sum(found.by_role_model.values()) == found.model_tokens
+        assert found.largest[0].tokens == max(x.tokens for x in found.largest)
+
+    def test_other_branches_are_what_the_active_path_leaves_out(self) -> None:
+        found = Session.open(ROOT / "fixtures" / "branching.jsonl").token_breakdown()
+        assert found.other_branches_tokens == found.stored_tokens - found.path_tokens > 0
+
+    def test_the_stats_command_prints_a_table_or_json(self) -> None:
+        path = ROOT / "fixtures" / "tool-calls.jsonl"
+        runner = CliRunner()
+        table = runner.invoke(app, ["stats", str(path)])
+        assert table.exit_code == 0 and "sent to the model" in table.stdout
+        as_json = runner.invoke(app, ["stats", str(path), "--json"])
+        data = json.loads(as_json.stdout)
+        assert data == Session.open(path).token_breakdown().to_dict()
+        assert {"storedTokens", "modelTokens", "byTool", "largest"} <= set(data)
