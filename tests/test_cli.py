@@ -364,3 +364,37 @@ class TestFilesThatAreNotSessionFiles:
         path, _ = branched
         assert invoke("fork", path, "--at", "")[0] == 1
         assert invoke("context", path, "--leaf", "")[0] == 1
+
+
+class TestContextFormats:
+    @pytest.mark.parametrize("output_format", ["anthropic", "openai-chat", "openai-responses"])
+    def test_a_provider_format_prints_the_adapters_request_and_repairs(
+        self, output_format: str
+    ) -> None:
+        from jsonl_session.providers.anthropic import to_anthropic
+        from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
+
+        fixture = Path(__file__).resolve().parent.parent / "fixtures" / "bash-execution.jsonl"
+        code, out, _ = invoke(
+            "context", fixture, "--format", output_format, "--system", "S", "--json"
+        )
+        assert code == 0
+        built = Session.open(fixture).build_context()
+        adapter = {
+            "anthropic": lambda: to_anthropic(built, system="S"),
+            "openai-chat": lambda: to_openai_chat(built, system="S"),
+            "openai-responses": lambda: to_openai_responses(built, instructions="S"),
+        }[output_format]
+        expected = adapter()
+        assert json.loads(out) == {
+            "request": expected.kwargs,
+            "repairs": [r.to_dict() for r in expected.repairs],
+        }
+        assert json.loads(out)["repairs"][0]["kind"] == "excluded-command-dropped"
+
+    def test_people_see_the_request_and_repairs_on_stderr(self) -> None:
+        fixture = Path(__file__).resolve().parent.parent / "fixtures" / "bash-execution.jsonl"
+        code, out, err = invoke("context", fixture, "--format", "anthropic")
+        assert code == 0
+        assert json.loads(out)["messages"][0]["role"] == "user"
+        assert "excluded-command-dropped" in err

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,12 +22,29 @@ from jsonl_session.cli.common import (
     reports_errors,
     styled,
 )
-from jsonl_session.context import EMPTY_LEAF
+from jsonl_session.context import EMPTY_LEAF, SessionContext
 from jsonl_session.describe import entry_summary, message_text, one_line
+from jsonl_session.providers.anthropic import to_anthropic
+from jsonl_session.providers.common import ProviderRequest
+from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 from jsonl_session.session import Session
 from jsonl_session.tree import TreeNode, iter_nodes
 
 FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
+
+
+class ContextFormat(StrEnum):
+    PI = "pi"
+    ANTHROPIC = "anthropic"
+    OPENAI_CHAT = "openai-chat"
+    OPENAI_RESPONSES = "openai-responses"
+
+
+ADAPTERS: dict[ContextFormat, Callable[[SessionContext, str | None], ProviderRequest]] = {
+    ContextFormat.ANTHROPIC: lambda c, s: to_anthropic(c, system=s),
+    ContextFormat.OPENAI_CHAT: lambda c, s: to_openai_chat(c, system=s),
+    ContextFormat.OPENAI_RESPONSES: lambda c, s: to_openai_responses(c, instructions=s),
+}
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
@@ -155,10 +175,23 @@ def context(
         str | None, typer.Option(help="Entry id (or unique prefix) to build from; default: leaf.")
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print {messages, thinkingLevel, model} as pi builds it.")
+        bool,
+        typer.Option(
+            "--json",
+            help="pi format: {messages, thinkingLevel, model} as pi builds it; "
+            "provider formats: {request, repairs}.",
+        ),
     ] = False,
+    output_format: Annotated[
+        ContextFormat,
+        typer.Option("--format", help="pi's messages, or a request for a provider's API."),
+    ] = ContextFormat.PI,
+    system: Annotated[
+        str | None, typer.Option(help="System prompt (instructions) for provider formats.")
+    ] = None,
 ) -> None:
-    """The context the model sees from the active leaf (or --leaf)."""
+    """The context the model sees from the active leaf (or --leaf), or the request a
+    provider's API would get for it."""
     session = Session.open(existing_file(file))
     leaf_id = session.resolve_id(leaf) if leaf is not None else (session.leaf_id or EMPTY_LEAF)
     built = session.build_context(leaf_id)
@@ -168,6 +201,16 @@ def context(
             f"warning: {session.path}: entry {path[0].id} (line {path[0].line}) has parent "
             f"{path[0].parent_id}, which does not exist; the context starts there, as in pi"
         )
+    if output_format is not ContextFormat.PI:
+        request = ADAPTERS[output_format](built, system)
+        repairs = [r.to_dict() for r in request.repairs]
+        if as_json:
+            print_json({"request": request.kwargs, "repairs": repairs})
+            return
+        out.print(json.dumps(request.kwargs, indent=2, ensure_ascii=False))
+        for repair in request.repairs:
+            err.print(f"repair: message {repair.index}: {repair.detail} ({repair.kind})")
+        return
     if as_json:
         print_json(built.to_dict())
         return

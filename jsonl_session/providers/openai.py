@@ -1,0 +1,357 @@
+"""OpenAI adapters: from a built context to keyword arguments for the Chat
+Completions API (``client.chat.completions.create``) and the Responses API
+(``client.responses.create``). Pure functions, no network; the caller adds the
+model and its own limits.
+
+Both start from `history_of` (plain roles and repair, see providers/history.py)
+and return every repair it made in ``ProviderRequest.repairs``. What this module
+decides on top of that, the same way for both APIs:
+
+- **Thinking is left out.** Neither API takes back thinking recorded by another
+  provider, and OpenAI's own reasoning items cannot be replayed from what a
+  session stores. Dropping a thinking block is not reported (it happens on every
+  thinking turn), but an assistant message that had *only* thinking is dropped
+  as a whole and reported as ``empty-assistant-dropped``; a user message with
+  neither text nor an image (only blocks these APIs have no shape for) is
+  dropped and reported as ``empty-message-dropped``.
+- **Images in tool results move.** A tool result is sent as text; when it held
+  images, a short note says so and the images follow, after all results of
+  that turn, in one user message that names the tool call they came from. The
+  model still sees every image, so this is not reported.
+- **No merging.** Both APIs accept consecutive messages of one role, so messages
+  keep their boundaries; the only order rule (results right after their call)
+  is already met by the repaired history. An assistant message's text blocks
+  are joined by blank lines and sent before its tool calls.
+- **Tool call ids** go out unchanged when they are 1-40 characters of
+  ``[A-Za-z0-9_-]``; any other id (e.g. pi's ``call_…|fc_…`` pairs) is replaced
+  by ``call_`` and a hash of it, the same for the call and its result.
+- **Arguments** are sent as compact JSON text of the call's ``arguments`` object
+  (a string holding a JSON object is re-encoded); anything else is sent as ``{}``.
+- A tool result with neither text nor images is sent as ``(no output)``.
+
+An empty context gives an empty message list; the APIs refuse that, so callers
+adapt a context with at least one message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from jsonl_session.providers.common import (
+    ContextLike,
+    ProviderRequest,
+    ToolSpec,
+    history_of,
+    tool_specs,
+)
+from jsonl_session.providers.history import Repair, tool_calls
+
+SystemRole = Literal["system", "developer"]
+Tools = Sequence[ToolSpec | dict[str, Any]] | None
+
+EMPTY_RESULT_TEXT = "(no output)"
+DEFAULT_IMAGE_MIME = "image/png"
+
+_PLAIN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+# --- Chat Completions -------------------------------------------------------------
+
+
+def to_openai_chat(
+    context: ContextLike,
+    system: str | None = None,
+    tools: Tools = None,
+    *,
+    system_role: SystemRole = "system",
+) -> ProviderRequest:
+    """Keyword arguments for ``client.chat.completions.create(model=..., **kwargs)``:
+    ``messages`` (the system prompt first, as a ``system`` or ``developer``
+    message) and, when tools are given, ``tools``."""
+    if system_role not in ("system", "developer"):
+        raise ValueError(f"system_role must be 'system' or 'developer', not {system_role!r}")
+    messages, repairs = _prepared(context)
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": system_role, "content": system})
+    held: list[dict[str, Any]] = []  # tool results with images, sent after the turn
+    for message in messages:
+        role = message.get("role")
+        if role == "toolResult":
+            out.append(_chat_tool_result(message))
+            if _images(message.get("content")):
+                held.append(message)
+            continue
+        _flush_chat_images(out, held)
+        if role == "user":
+            out.append(_chat_user(message))
+        else:
+            out.append(_chat_assistant(message))
+    _flush_chat_images(out, held)
+    kwargs: dict[str, Any] = {"messages": out}
+    specs = tool_specs(tools)
+    if specs:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": s.name,
+                    "description": s.description,
+                    "parameters": s.parameters,
+                },
+            }
+            for s in specs
+        ]
+    return ProviderRequest(kwargs, repairs)
+
+
+def _chat_user(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return {"role": "user", "content": content}
+    parts: list[dict[str, Any]] = []
+    for block in _blocks(content):
+        if block.get("type") == "text" and block.get("text"):
+            parts.append({"type": "text", "text": str(block["text"])})
+        elif block.get("type") == "image":
+            parts.append(_chat_image(block))
+    return {"role": "user", "content": parts}
+
+
+def _chat_assistant(message: dict[str, Any]) -> dict[str, Any]:
+    text = "\n\n".join(_texts(message.get("content")))
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    calls = tool_calls(message)
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": api_call_id(call.get("id")),
+                "type": "function",
+                "function": {
+                    "name": str(call.get("name", "")),
+                    "arguments": arguments_json(call.get("arguments")),
+                },
+            }
+            for call in calls
+        ]
+    return out
+
+
+def _chat_tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "tool_call_id": api_call_id(message.get("toolCallId")),
+        "content": result_text(message),
+    }
+
+
+def _chat_image(block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": data_url(block)}}
+
+
+def _flush_chat_images(out: list[dict[str, Any]], held: list[dict[str, Any]]) -> None:
+    if not held:
+        return
+    parts: list[dict[str, Any]] = []
+    for message in held:
+        parts.append({"type": "text", "text": _images_label(message)})
+        parts.extend(_chat_image(b) for b in _images(message.get("content")))
+    out.append({"role": "user", "content": parts})
+    held.clear()
+
+
+# --- Responses --------------------------------------------------------------------
+
+
+def to_openai_responses(
+    context: ContextLike,
+    instructions: str | None = None,
+    tools: Tools = None,
+) -> ProviderRequest:
+    """Keyword arguments for ``client.responses.create(model=..., **kwargs)``:
+    ``input`` items, and ``instructions`` and ``tools`` when given."""
+    messages, repairs = _prepared(context)
+    items: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "toolResult":
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": api_call_id(message.get("toolCallId")),
+                    "output": result_text(message),
+                }
+            )
+            if _images(message.get("content")):
+                held.append(message)
+            continue
+        _flush_responses_images(items, held)
+        if role == "user":
+            items.append(_responses_user(message))
+        else:
+            items.extend(_responses_assistant(message))
+    _flush_responses_images(items, held)
+    kwargs: dict[str, Any] = {"input": items}
+    if instructions:
+        kwargs["instructions"] = instructions
+    specs = tool_specs(tools)
+    if specs:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "name": s.name,
+                "description": s.description,
+                "parameters": s.parameters,
+            }
+            for s in specs
+        ]
+    return ProviderRequest(kwargs, repairs)
+
+
+def _responses_user(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    parts: list[dict[str, Any]] = []
+    if isinstance(content, str):
+        parts.append({"type": "input_text", "text": content})
+    for block in _blocks(content):
+        if block.get("type") == "text" and block.get("text"):
+            parts.append({"type": "input_text", "text": str(block["text"])})
+        elif block.get("type") == "image":
+            parts.append(_responses_image(block))
+    return {"type": "message", "role": "user", "content": parts}
+
+
+def _responses_assistant(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The text as one assistant message item, then one ``function_call`` item per
+    call (the layout the API itself returns, and the one Chat Completions has)."""
+    items: list[dict[str, Any]] = []
+    text = "\n\n".join(_texts(message.get("content")))
+    if text:
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        )
+    items.extend(
+        {
+            "type": "function_call",
+            "call_id": api_call_id(call.get("id")),
+            "name": str(call.get("name", "")),
+            "arguments": arguments_json(call.get("arguments")),
+        }
+        for call in tool_calls(message)
+    )
+    return items
+
+
+def _responses_image(block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": data_url(block), "detail": "auto"}
+
+
+def _flush_responses_images(items: list[dict[str, Any]], held: list[dict[str, Any]]) -> None:
+    if not held:
+        return
+    parts: list[dict[str, Any]] = []
+    for message in held:
+        parts.append({"type": "input_text", "text": _images_label(message)})
+        parts.extend(_responses_image(b) for b in _images(message.get("content")))
+    items.append({"type": "message", "role": "user", "content": parts})
+    held.clear()
+
+
+# --- shared -----------------------------------------------------------------------
+
+
+def _prepared(context: ContextLike) -> tuple[list[dict[str, Any]], list[Repair]]:
+    """The repaired history without messages left with nothing these APIs take
+    (an assistant message that only held thinking), and every repair, the
+    history's and ours, in input order."""
+    history = history_of(context)
+    repairs = list(history.repairs)
+    messages: list[dict[str, Any]] = []
+    for message, source in zip(history.messages, history.sources, strict=True):
+        role = message.get("role")
+        content = message.get("content")
+        if role == "assistant" and not (_texts(content) or tool_calls(message)):
+            detail = "assistant message with only thinking, which OpenAI APIs do not take back"
+            repairs.append(Repair("empty-assistant-dropped", source, detail))
+            continue
+        if role == "user" and not (_texts(content) or _images(content)):
+            detail = "user message with no text or image"
+            repairs.append(Repair("empty-message-dropped", source, detail))
+            continue
+        messages.append(message)
+    repairs.sort(key=lambda r: r.index)
+    return messages, repairs
+
+
+def api_call_id(raw: Any) -> str:
+    """The id sent for a tool call and its result (see the module docstring)."""
+    text = "" if raw is None else str(raw)
+    if _PLAIN_ID.match(text):
+        return text
+    return "call_" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def arguments_json(arguments: Any) -> str:
+    """A tool call's arguments as compact JSON text of an object."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            arguments = None
+    if not isinstance(arguments, dict):
+        arguments = {}
+    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+
+
+def data_url(block: dict[str, Any]) -> str:
+    """An image block as a base64 data URL."""
+    mime = block.get("mimeType") or DEFAULT_IMAGE_MIME
+    return f"data:{mime};base64,{block.get('data', '')}"
+
+
+def result_text(message: dict[str, Any]) -> str:
+    """A tool result's text, with a note when its images follow separately."""
+    content = message.get("content")
+    text = "\n\n".join(_texts(content))
+    count = len(_images(content))
+    if count:
+        images = "1 image" if count == 1 else f"{count} images"
+        note = f"[The result also held {images}, attached in the next user message.]"
+        return f"{text}\n\n{note}" if text else note
+    return text or EMPTY_RESULT_TEXT
+
+
+def _images_label(message: dict[str, Any]) -> str:
+    name = message.get("toolName") or "tool"
+    call_id = api_call_id(message.get("toolCallId"))
+    return f"Images from the result of tool call {call_id} ({name}):"
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict)]
+
+
+def _texts(content: Any) -> list[str]:
+    """The non-blank texts of a string or of a list of blocks."""
+    if isinstance(content, str):
+        return [content] if content.strip() else []
+    return [
+        str(b["text"])
+        for b in _blocks(content)
+        if b.get("type") == "text" and str(b.get("text", "")).strip()
+    ]
+
+
+def _images(content: Any) -> list[dict[str, Any]]:
+    return [b for b in _blocks(content) if b.get("type") == "image"]
