@@ -187,3 +187,9 @@ class TestFixtures:
                 json.dumps(messages)  # plain JSON all the way down
                 checked += 1
         assert checked > 100
+
+
+def test_a_final_assistant_turn_loses_its_trailing_whitespace_and_says_so() -> None:
+    request = to_anthropic([user_message("q"), assistant_with({"type": "text", "text": "Sure, "})])
+    assert request.kwargs["messages"][-1]["content"][-1]["text"] == "Sure,"
+    assert [r.kind for r in request.repairs] == ["trailing-whitespace-trimmed"]

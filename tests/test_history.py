@@ -218,3 +218,26 @@ def test_repair_is_idempotent_and_leaves_every_call_answered_right_after_it(
         if message["role"] == "toolResult":
             before = out[position - 1]
             assert before["role"] in ("assistant", "toolResult")
+
+
+class TestReusedToolCallIds:
+    def test_an_id_used_in_an_earlier_turn_is_renamed_with_its_result(self) -> None:
+        history = prepare_history(
+            [
+                user_message("go"),
+                assistant_calling("call_0"),
+                result("call_0", "first"),
+                assistant_calling("call_0"),
+                result("call_0", "second"),
+            ]
+        )
+        calls = [tool_calls(m)[0]["id"] for m in history.messages if m["role"] == "assistant"]
+        results = [m["toolCallId"] for m in history.messages if m["role"] == "toolResult"]
+        assert calls == ["call_0", "call_0_2"] and results == ["call_0", "call_0_2"]
+        assert [(r.kind, r.index) for r in history.repairs] == [("tool-call-id-renamed", 3)]
+        assert all(
+            "_writtenId" not in b
+            for m in history.messages
+            for b in m.get("content", [])
+            if isinstance(b, dict)
+        )

@@ -513,6 +513,7 @@ class TestResponses:
                 "name": "read",
                 "description": "Read a file",
                 "parameters": READ_TOOL.parameters,
+                "strict": False,
             }
         ]
         assert all(item.get("role") != "system" for item in request.kwargs["input"])

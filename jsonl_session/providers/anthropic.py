@@ -60,6 +60,7 @@ def to_anthropic(
             turns[-1]["content"].extend(turn["content"])
         else:
             turns.append(turn)
+    _trim_final_assistant(turns, history.sources[-1] if history.sources else 0, repairs)
     if turns and turns[0]["role"] != "user":
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUATION_TEXT}]})
         repairs.append(
@@ -75,6 +76,18 @@ def to_anthropic(
             for t in specs
         ]
     return ProviderRequest(kwargs, sorted(repairs, key=lambda r: r.index))
+
+
+def _trim_final_assistant(turns: list[dict[str, Any]], source: int, repairs: list[Repair]) -> None:
+    """The API refuses a final assistant turn (a prefill) whose text ends in
+    whitespace: trim the end of its last text block."""
+    if not turns or turns[-1]["role"] != "assistant":
+        return
+    last = turns[-1]["content"][-1]
+    if last.get("type") == "text" and last["text"] != last["text"].rstrip():
+        turns[-1]["content"][-1] = {**last, "text": last["text"].rstrip()}
+        detail = "trailing whitespace trimmed from the final assistant text"
+        repairs.append(Repair("trailing-whitespace-trimmed", source, detail))
 
 
 def _user_blocks(content: Any) -> list[dict[str, Any]]:

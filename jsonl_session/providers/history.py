@@ -34,6 +34,8 @@ RepairKind = Literal[
     "duplicate-tool-result-dropped",
     "placeholder-user-added",
     "unsendable-message-dropped",
+    "tool-call-id-renamed",
+    "trailing-whitespace-trimmed",
 ]
 
 NO_RESULT_TEXT = "No result was recorded for this tool call (the turn ended before it ran)."
@@ -165,7 +167,9 @@ def _repair(
     out: list[dict[str, Any]] = []
     sources: list[int] = []
     repairs: list[Repair] = []
-    pending: dict[str, dict[str, Any]] = {}  # open tool calls of the last assistant turn
+    used: set[str] = set()  # every tool-call id sent so far: ids must be unique
+    pending: dict[str, dict[str, Any]] = {}  # open calls of the last assistant turn, by id
+    waiting: dict[str, list[str]] = {}  # id as written -> ids sent, not yet answered
     answered: set[str] = set()
     pending_at = -1
 
@@ -184,24 +188,27 @@ def _repair(
                 )
             )
         pending.clear()
+        waiting.clear()
         answered.clear()
 
     for index, message in indexed:
         role = message.get("role")
         if role == "toolResult":
-            call_id = message.get("toolCallId")
-            if call_id in answered:
+            written = str(message.get("toolCallId"))
+            queue = waiting.get(written)
+            if queue:
+                call_id = queue.pop(0)
+                answered.add(call_id)
+                out.append(message if call_id == written else {**message, "toolCallId": call_id})
+                sources.append(index)
+            elif written in answered or written in waiting:
                 repairs.append(
-                    Repair("duplicate-tool-result-dropped", index, f"second result for {call_id}")
-                )
-            elif call_id not in pending:
-                repairs.append(
-                    Repair("orphan-tool-result-dropped", index, f"no tool call {call_id} before it")
+                    Repair("duplicate-tool-result-dropped", index, f"second result for {written}")
                 )
             else:
-                answered.add(call_id)
-                out.append(message)
-                sources.append(index)
+                repairs.append(
+                    Repair("orphan-tool-result-dropped", index, f"no tool call {written} before it")
+                )
             continue
         close_turn(index)
         if not has_substance(message):
@@ -209,19 +216,64 @@ def _repair(
                 "empty-assistant-dropped" if role == "assistant" else "empty-message-dropped"
             )
             reason = message.get("stopReason") if role == "assistant" else None
-            detail = f"{role} message with no content" + (
-                f" (stopReason {reason})" if reason else ""
-            )
+            detail = f"{role} message with no content"
+            if reason:
+                detail += f" (stopReason {reason})"
             repairs.append(Repair(kind, index, detail))
             continue
+        if role == "assistant":
+            message = _unique_call_ids(message, used, index, repairs)
+            for call in tool_calls(message):
+                call_id = str(call.get("id"))
+                pending[call_id] = call
+                waiting.setdefault(str(call.get("_writtenId", call_id)), []).append(call_id)
+            message = _without_written_ids(message)
+            pending_at = len(out)
         out.append(message)
         sources.append(index)
-        if role == "assistant":
-            calls = tool_calls(message)
-            pending.update((str(c.get("id")), c) for c in calls)
-            pending_at = len(out) - 1
     close_turn(indexed[-1][0] + 1 if indexed else 0)
     return out, sources, repairs
+
+
+def _unique_call_ids(
+    message: dict[str, Any], used: set[str], index: int, repairs: list[Repair]
+) -> dict[str, Any]:
+    """The message with every tool-call id unique in the history so far. A renamed
+    call keeps the id it was written with under ``_writtenId`` (removed again by
+    `_without_written_ids`), so its results can be renamed the same way."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    blocks: list[Any] = []
+    changed = False
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            written = str(block.get("id"))
+            call_id = written
+            n = 2
+            while call_id in used:
+                call_id, n = f"{written}_{n}", n + 1
+            used.add(call_id)
+            if call_id != written:
+                block = {**block, "id": call_id, "_writtenId": written}
+                changed = True
+                detail = f"tool call id {written} was used before; sent as {call_id}"
+                repairs.append(Repair("tool-call-id-renamed", index, detail))
+        blocks.append(block)
+    return {**message, "content": blocks} if changed else message
+
+
+def _without_written_ids(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list) or not any(
+        isinstance(b, dict) and "_writtenId" in b for b in content
+    ):
+        return message
+    blocks = [
+        {k: v for k, v in b.items() if k != "_writtenId"} if isinstance(b, dict) else b
+        for b in content
+    ]
+    return {**message, "content": blocks}
 
 
 def _missing_result(call: dict[str, Any], timestamp: Any) -> dict[str, Any]:

@@ -207,6 +207,7 @@ def to_openai_responses(
                 "name": s.name,
                 "description": s.description,
                 "parameters": s.parameters,
+                "strict": False,  # the schema is the caller's; strict mode needs one shape
             }
             for s in specs
         ]
