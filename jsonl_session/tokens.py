@@ -190,14 +190,31 @@ def breakdown(
         message = _entry_message(entry)
         if message is not None:
             out.path_tokens += estimate_tokens(message, count_user_images=True)
-    for message in context.messages:
+    sent = [m for m in context.messages if not m.get("excludeFromContext")]
+    for message in sent:
         tokens = estimate_tokens(message, count_user_images=True)
         out.model_tokens += tokens
         out.by_role_model[str(message.get("role"))] += tokens
         _count_tools(message, out.by_tool_model)
-    out.context_estimate = estimate_context_tokens(context.messages).tokens
+    out.context_estimate = _current_context_estimate(sent)
     out.largest = sorted(sizes, key=lambda x: -x.tokens)[:largest]
     return out
+
+
+def _current_context_estimate(messages: Sequence[dict[str, Any]]) -> int:
+    """estimate_context_tokens, except that a usage recorded before the compaction
+    (a kept message older than the summary) is stale, since it measured the context
+    before it was compacted: then every message is estimated."""
+    estimate = estimate_context_tokens(messages)
+    usage_at = estimate.last_usage_index
+    compacted_at = next(
+        (m.get("timestamp") for m in messages if m.get("role") == "compactionSummary"), None
+    )
+    if usage_at is not None and isinstance(compacted_at, int | float):
+        measured_at = messages[usage_at].get("timestamp")
+        if isinstance(measured_at, int | float) and measured_at < compacted_at:
+            return sum(estimate_tokens(m) for m in messages)
+    return estimate.tokens
 
 
 def _entry_message(entry: StoredEntry) -> dict[str, Any] | None:

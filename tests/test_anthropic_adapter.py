@@ -193,3 +193,13 @@ def test_a_final_assistant_turn_loses_its_trailing_whitespace_and_says_so() -> N
     request = to_anthropic([user_message("q"), assistant_with({"type": "text", "text": "Sure, "})])
     assert request.kwargs["messages"][-1]["content"][-1]["text"] == "Sure,"
     assert [r.kind for r in request.repairs] == ["trailing-whitespace-trimmed"]
+
+
+def test_thinking_signed_by_another_provider_on_the_same_api_is_not_sent_as_signed() -> None:
+    # pi uses the anthropic-messages api for other providers' compatible endpoints too.
+    thinking = {"type": "thinking", "thinking": "plan", "thinkingSignature": "mm-sig"}
+    redacted = {"type": "thinking", "thinking": "x", "thinkingSignature": "o", "redacted": True}
+    foreign = assistant_with(thinking, redacted, TEXT)
+    foreign["provider"] = "minimax"
+    request = to_anthropic([user_message("q"), foreign])
+    assert request.kwargs["messages"][1]["content"] == [{"type": "text", "text": "plan"}, TEXT]

@@ -241,3 +241,24 @@ class TestReusedToolCallIds:
             for b in m.get("content", [])
             if isinstance(b, dict)
         )
+
+
+class TestNormalizing:
+    def test_a_lone_surrogate_becomes_a_replacement_character_and_is_reported(self) -> None:
+        history = prepare_history([user_message("face \ud83d cut")])
+        assert history.messages[0]["content"] == "face \ufffd cut"
+        assert [r.kind for r in history.repairs] == ["lone-surrogate-replaced"]
+
+    def test_arguments_written_as_json_text_are_parsed_and_reported(self) -> None:
+        message = assistant_calling("c1")
+        message["content"][0]["arguments"] = '{"path": "a.txt"}'
+        history = prepare_history([user_message("go"), message, result("c1")])
+        assert tool_calls(history.messages[1])[0]["arguments"] == {"path": "a.txt"}
+        assert [r.kind for r in history.repairs] == ["tool-arguments-replaced"]
+
+    def test_arguments_that_are_not_an_object_become_empty(self) -> None:
+        message = assistant_calling("c1")
+        message["content"][0]["arguments"] = ["a"]
+        history = prepare_history([user_message("go"), message, result("c1")])
+        assert tool_calls(history.messages[1])[0]["arguments"] == {}
+        assert "sent as {}" in history.repairs[0].detail

@@ -91,3 +91,32 @@ class TestBreakdown:
         data = json.loads(as_json.stdout)
         assert data == Session.open(path).token_breakdown().to_dict()
         assert {"storedTokens", "modelTokens", "byTool", "largest"} <= set(data)
+
+
+class TestTheContextEstimateInStats:
+    def test_a_usage_from_before_the_compaction_is_not_taken_as_the_current_size(self) -> None:
+        session = Session.open(ROOT / "fixtures" / "compaction-two.jsonl")
+        compaction = [e for e in session.entries if e.type == "compaction"][-1]
+        found = session.token_breakdown(compaction.id)
+        assert found.context_estimate == found.model_tokens  # all estimated, none stale
+
+    def test_a_shell_command_kept_out_of_context_is_not_counted_as_sent(
+        self, tmp_path: Path
+    ) -> None:
+        session = Session.create(cwd="/p", session_dir=tmp_path, fsync="never")
+        session.append_message(user_message("q"))
+        session.append_message(
+            {
+                "role": "bashExecution",
+                "command": "ls",
+                "output": "x" * 400,
+                "exitCode": 0,
+                "cancelled": False,
+                "truncated": False,
+                "excludeFromContext": True,
+                "timestamp": 2,
+            }
+        )
+        found = session.token_breakdown()
+        assert found.model_tokens == estimate_tokens(user_message("q"))
+        assert found.stored_tokens > found.model_tokens

@@ -67,7 +67,7 @@ def to_anthropic(
             Repair("placeholder-user-added", 0, "the history starts with the model's turn")
         )
     kwargs: dict[str, Any] = {"messages": turns}
-    if system:
+    if system and system.strip():
         kwargs["system"] = system
     specs = tool_specs(tools)
     if specs:
@@ -112,7 +112,7 @@ def _text_or_image(block: Any) -> dict[str, Any] | None:
             "type": "image",
             "source": {
                 "type": "base64",
-                "media_type": block.get("mimeType"),
+                "media_type": block.get("mimeType") or "image/png",
                 "data": block.get("data"),
             },
         }
@@ -120,7 +120,9 @@ def _text_or_image(block: Any) -> dict[str, Any] | None:
 
 
 def _assistant_blocks(message: dict[str, Any], ids: _ToolIds) -> list[dict[str, Any]]:
-    ours = message.get("api") == API
+    # Signatures are only valid where they were made: the Anthropic API itself (pi
+    # also uses the anthropic-messages api for other providers' compatible endpoints).
+    ours = message.get("api") == API and message.get("provider") == "anthropic"
     blocks: list[dict[str, Any]] = []
     for block in message.get("content") or ():
         if not isinstance(block, dict):

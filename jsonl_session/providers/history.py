@@ -20,6 +20,8 @@ consecutive messages of one role is API-specific and left to the adapters.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -35,6 +37,8 @@ RepairKind = Literal[
     "placeholder-user-added",
     "unsendable-message-dropped",
     "tool-call-id-renamed",
+    "tool-arguments-replaced",
+    "lone-surrogate-replaced",
     "trailing-whitespace-trimmed",
 ]
 
@@ -79,7 +83,7 @@ def prepare_history(messages: Sequence[dict[str, Any]]) -> History:
             )
             repairs.append(Repair(kind, index, f"{role} message left out"))
             continue
-        plain.append((index, converted))
+        plain.append((index, _normalized(converted, index, repairs)))
     repaired, sources, more = _repair(plain)
     return History(repaired, sorted([*repairs, *more], key=lambda r: r.index), sources)
 
@@ -112,6 +116,62 @@ def plain_message(message: dict[str, Any]) -> dict[str, Any] | None:
             return None
         return _user_text(command_text(message), timestamp)
     return None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _normalized(message: dict[str, Any], index: int, repairs: list[Repair]) -> dict[str, Any]:
+    """Text the SDKs can encode, and tool-call arguments that are objects.
+
+    pi writes lone surrogates when a cut splits an emoji; no SDK can encode them, so
+    they become U+FFFD. Arguments stored as JSON text are parsed; arguments that
+    are not an object at all become ``{}``. Each change is reported.
+    """
+    out: dict[str, Any] = _without_lone_surrogates(message)
+    if out is not message:
+        repairs.append(
+            Repair("lone-surrogate-replaced", index, "half of a character replaced by U+FFFD")
+        )
+    content = out.get("content")
+    if out.get("role") != "assistant" or not isinstance(content, list):
+        return out
+    blocks: list[Any] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            arguments = block.get("arguments")
+            if not isinstance(arguments, dict):
+                fixed = _arguments_object(arguments)
+                detail = f"tool call {block.get('id')}: arguments {str(arguments)[:40]!r}"
+                detail += " parsed from JSON text" if fixed else " were not an object; sent as {}"
+                repairs.append(Repair("tool-arguments-replaced", index, detail))
+                block = {**block, "arguments": fixed}
+        blocks.append(block)
+    return {**out, "content": blocks} if blocks != content else out
+
+
+def _arguments_object(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with lone surrogates in its strings replaced; the same object if
+    there were none."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        changed = {k: _without_lone_surrogates(v) for k, v in value.items()}
+        return changed if any(changed[k] is not value[k] for k in value) else value
+    if isinstance(value, list):
+        items = [_without_lone_surrogates(v) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
 
 
 def command_text(message: dict[str, Any]) -> str:
