@@ -48,8 +48,7 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = False)
             elif kind == "thinking":
                 chars += js_length(str(block.get("thinking") or ""))
             elif kind == "toolCall":
-                arguments = dumps(block.get("arguments")).decode()
-                chars += js_length(str(block.get("name") or "")) + js_length(arguments)
+                chars += _tool_call_chars(block)
     elif role in ("custom", "toolResult"):
         chars = _text_chars(content, count_images=True)
     elif role == "bashExecution":
@@ -59,6 +58,12 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = False)
     elif role in ("branchSummary", "compactionSummary"):
         chars = js_length(str(message.get("summary") or ""))
     return math.ceil(chars / 4)
+
+
+def _tool_call_chars(block: dict[str, Any]) -> int:
+    """A tool call's size: its name and its arguments as compact JSON."""
+    arguments = dumps(block.get("arguments")).decode()
+    return js_length(str(block.get("name") or "")) + js_length(arguments)
 
 
 def _text_chars(content: Any, *, count_images: bool) -> int:
@@ -176,20 +181,19 @@ def breakdown(
     """Tokens stored in ``entries``, on the active ``path`` and in the ``context``."""
     out = Breakdown(entries=len(entries))
     sizes: list[Largest] = []
+    size_of: dict[int, int] = {}  # by id(entry): each body is decoded once
     for entry in entries:
         message = _entry_message(entry)
         if message is None:
             continue
         tokens = estimate_tokens(message, count_user_images=True)
+        size_of[id(entry)] = tokens
         out.stored_tokens += tokens
         out.by_entry_type[entry.type] += tokens
         out.by_role[str(message.get("role"))] += tokens
         _count_tools(message, out.by_tool)
         sizes.append(Largest(entry.id, entry.line, _what(message), tokens))
-    for entry in path:
-        message = _entry_message(entry)
-        if message is not None:
-            out.path_tokens += estimate_tokens(message, count_user_images=True)
+    out.path_tokens = sum(size_of.get(id(entry), 0) for entry in path)
     sent = [m for m in context.messages if not m.get("excludeFromContext")]
     for message in sent:
         tokens = estimate_tokens(message, count_user_images=True)
@@ -233,9 +237,7 @@ def _count_tools(message: dict[str, Any], into: Counter[str]) -> None:
     elif role == "assistant":
         for block in message.get("content") or ():
             if isinstance(block, dict) and block.get("type") == "toolCall":
-                arguments = dumps(block.get("arguments")).decode()
-                chars = js_length(str(block.get("name") or "")) + js_length(arguments)
-                into[str(block.get("name"))] += math.ceil(chars / 4)
+                into[str(block.get("name"))] += math.ceil(_tool_call_chars(block) / 4)
 
 
 def _what(message: dict[str, Any]) -> str:

@@ -57,14 +57,3 @@ def history_of(context: ContextLike) -> History:
     """Plain-role, repaired messages of a built context (or of a list of messages)."""
     messages = context.messages if isinstance(context, SessionContext) else context
     return prepare_history(list(messages))
-
-
-def text_of_blocks(content: Any) -> str:
-    """The text of a string or of a list of text blocks, joined by blank lines."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n\n".join(
-        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
