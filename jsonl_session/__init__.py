@@ -3,8 +3,15 @@
 Public names only; no logic lives here.
 """
 
+from jsonl_session.compaction import (
+    CompactionSettings,
+    ExtractiveSummarizer,
+    branch_with_summary,
+    compact,
+)
 from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
 from jsonl_session.errors import (
+    CompactionError,
     EntryValidationError,
     JsonlSessionError,
     SessionFormatError,
@@ -13,7 +20,7 @@ from jsonl_session.errors import (
 )
 from jsonl_session.jsonl import StoredEntry
 from jsonl_session.loader import LoadedFile, load_entries
-from jsonl_session.model import CURRENT_VERSION, LEAF_MARKER_TYPE
+from jsonl_session.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
 from jsonl_session.problems import Problem
 from jsonl_session.session import Session
 from jsonl_session.tree import TreeIndex, TreeNode
@@ -22,7 +29,11 @@ __all__ = [
     "CURRENT_VERSION",
     "EMPTY_LEAF",
     "LEAF_MARKER_TYPE",
+    "PRUNE_MARKER_TYPE",
+    "CompactionError",
+    "CompactionSettings",
     "EntryValidationError",
+    "ExtractiveSummarizer",
     "JsonlSessionError",
     "LoadedFile",
     "Problem",
@@ -34,6 +45,8 @@ __all__ = [
     "StoredEntry",
     "TreeIndex",
     "TreeNode",
+    "branch_with_summary",
     "build_context",
+    "compact",
     "load_entries",
 ]

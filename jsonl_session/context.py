@@ -15,6 +15,7 @@ from typing import Any
 
 from jsonl_session.ids import MISSING, timestamp_to_ms
 from jsonl_session.jsonl import StoredEntry
+from jsonl_session.model import PRUNE_MARKER_TYPE
 from jsonl_session.tree import TreeIndex
 
 EMPTY_LEAF = ""
@@ -40,9 +41,12 @@ def build_context(
     entries: Sequence[StoredEntry],
     leaf_id: str | None = None,
     index: TreeIndex | None = None,
+    *,
+    pruning: bool = True,
 ) -> SessionContext:
     """The context from ``leaf_id`` (None: the file's active leaf, the last entry;
-    EMPTY_LEAF: no messages). A missing parent ends the path, as in pi. Raises
+    EMPTY_LEAF: no messages). A missing parent ends the path, as in pi. ``pruning``:
+    see context_from_path. Raises
     SessionTreeError for an unknown leaf or a cycle on the path."""
     if leaf_id == EMPTY_LEAF:
         return SessionContext()
@@ -53,11 +57,14 @@ def build_context(
         if last is None:
             return SessionContext()
         leaf_id = last.id
-    return context_from_path(index.path(leaf_id))
+    return context_from_path(index.path(leaf_id), pruning=pruning)
 
 
-def context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
-    """The context for a root-to-leaf path (see build_context)."""
+def context_from_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> SessionContext:
+    """The context for a root-to-leaf path (see build_context). With ``pruning``, tool
+    outputs named by our prune entries on the path are replaced by a placeholder
+    (our extension; pi shows them whole, as ``pruning=False`` does)."""
+    pruned = pruned_entry_ids(path) if pruning else set()
     thinking_level = "off"
     model: dict[str, Any] | None = None
     compaction_at: int | None = None
@@ -83,7 +90,7 @@ def context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
         data = decoded.get(position)
         message = as_message(entry.type, data if data is not None else entry.data())
         if message is not None:
-            messages.append(message)
+            messages.append(pruned_output(message, entry.id) if entry.id in pruned else message)
 
     messages: list[dict[str, Any]] = []
     if compaction_at is None:
@@ -105,6 +112,28 @@ def context_from_path(path: Sequence[StoredEntry]) -> SessionContext:
 
 
 _MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+
+
+def pruned_entry_ids(path: Sequence[StoredEntry]) -> set[str]:
+    """Ids of the toolResult entries that prune entries on ``path`` name."""
+    pruned: set[str] = set()
+    for entry in path:
+        if entry.type == "custom" and entry.custom_type == PRUNE_MARKER_TYPE:
+            data = entry.data().get("data")
+            ids = data.get("entryIds") if isinstance(data, dict) else None
+            pruned.update(i for i in ids or () if isinstance(i, str))
+    return pruned
+
+
+def pruned_output(message: dict[str, Any], entry_id: str) -> dict[str, Any]:
+    """A tool result with its output replaced by a note saying where it still is."""
+    if message.get("role") != "toolResult":
+        return message
+    note = (
+        f"[The output of this {message.get('toolName') or 'tool'} call was pruned from the "
+        f"context to save space; it is kept in the session file as entry {entry_id}.]"
+    )
+    return {**message, "content": [{"type": "text", "text": note}]}
 
 
 def as_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:

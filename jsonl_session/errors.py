@@ -41,3 +41,8 @@ class SessionWriteError(JsonlSessionError):
 
 class EntryValidationError(JsonlSessionError):
     """An entry or message handed to an append does not have the shape the format needs."""
+
+
+class CompactionError(JsonlSessionError):
+    """A compaction or branch summary cannot be made: nothing to summarize, no API key
+    for the chosen summarizer, or the summarizer failed (the provider's reason is kept)."""

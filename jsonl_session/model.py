@@ -19,6 +19,9 @@ from jsonl_session.jsonio import dumps
 CURRENT_VERSION = 3
 LEAF_MARKER_TYPE = "jsonl-session/leaf"
 """customType of the `custom` entry that records a leaf move (DESIGN §2)."""
+PRUNE_MARKER_TYPE = "jsonl-session/prune"
+"""customType of the `custom` entry that prunes old tool outputs from our contexts
+(data: ``entryIds`` of toolResult entries, ``tokensSaved``). pi ignores it."""
 
 
 class _Camel(msgspec.Struct, rename="camel", kw_only=True):

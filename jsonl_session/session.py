@@ -218,12 +218,13 @@ class Session:
         """The entries as a forest; ``fold`` hides leaf markers and label entries."""
         return build_tree(self._index, self.labels, self._leaf, fold=fold)
 
-    def build_context(self, leaf_id: str | None = None) -> SessionContext:
-        """The model context at ``leaf_id`` (default: the current leaf)."""
+    def build_context(self, leaf_id: str | None = None, *, pruning: bool = True) -> SessionContext:
+        """The model context at ``leaf_id`` (default: the current leaf); ``pruning=False``
+        shows pruned tool outputs whole, as pi does."""
         target = self._leaf if leaf_id is None else leaf_id
         if target is None or target == EMPTY_LEAF:
             return SessionContext()
-        return context_from_path(self._path_to(target))
+        return context_from_path(self._path_to(target), pruning=pruning)
 
     def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
         """Where the tokens go: stored, on the active path, model-facing (tokens.py)."""

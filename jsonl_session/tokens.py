@@ -116,6 +116,12 @@ def estimate_context_tokens(messages: Sequence[dict[str, Any]]) -> ContextEstima
     return ContextEstimate(estimated, 0, estimated, None)
 
 
+def estimate_messages_tokens(messages: Sequence[dict[str, Any]]) -> int:
+    """The estimates of the messages, added up, ignoring recorded usage (which goes
+    stale once a compaction or pruning changes what is sent)."""
+    return sum(estimate_tokens(m) for m in messages)
+
+
 @dataclass(frozen=True, slots=True)
 class Largest:
     entry_id: str

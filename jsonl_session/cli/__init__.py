@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import typer
 
-from jsonl_session.cli import edit_cmds, inspect_cmds, maintain_cmds, stats_cmds
+from jsonl_session.cli import compact_cmds, edit_cmds, inspect_cmds, maintain_cmds, stats_cmds
 
 app = typer.Typer(
     name="jsonl-session",
-    help="Inspect, fork, branch, label, migrate and repair append-only JSONL sessions "
+    help="Inspect, fork, branch, label, compact, migrate and repair append-only JSONL sessions "
     "(pi session format v3).",
     no_args_is_help=True,
     add_completion=False,
@@ -25,6 +25,7 @@ app.command()(inspect_cmds.context)
 app.command()(stats_cmds.stats)
 app.command()(edit_cmds.fork)
 app.command()(edit_cmds.branch)
+app.command()(compact_cmds.compact)
 app.command()(edit_cmds.label)
 app.command()(edit_cmds.name)
 app.command()(maintain_cmds.migrate)

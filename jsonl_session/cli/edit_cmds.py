@@ -1,4 +1,5 @@
-"""Commands that add to a session or make a new one: fork, branch, label, name.
+"""Commands that add to a session or make a new one: fork, branch (optionally
+with a summary of the branch left), label, name.
 
 Each appends entries (or writes a new file); none rewrites existing lines.
 """
@@ -10,7 +11,20 @@ from typing import Annotated
 
 import typer
 
-from jsonl_session.cli.common import existing_file, file_argument, out, reports_errors
+from jsonl_session.cli.common import (
+    existing_file,
+    file_argument,
+    out,
+    print_json,
+    reports_errors,
+)
+from jsonl_session.cli.compact_cmds import (
+    InstructionsOption,
+    ModelOption,
+    SummarizerOption,
+    working,
+)
+from jsonl_session.compaction import branch_with_summary, choose_summarizer
 from jsonl_session.session import Session
 
 FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
@@ -35,10 +49,37 @@ def fork(
 
 
 @reports_errors
-def branch(file: FileArg, entry: IdArg) -> None:
+def branch(
+    file: FileArg,
+    entry: IdArg,
+    summarize: Annotated[
+        bool,
+        typer.Option(
+            "--summarize",
+            help="Summarize the branch being left and append the summary at the entry.",
+        ),
+    ] = False,
+    summarizer: SummarizerOption = "auto",
+    model: ModelOption = None,
+    instructions: InstructionsOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (with --summarize).")] = False,
+) -> None:
     """Make an earlier entry the active leaf; the move is saved in the file."""
     session = Session.open(existing_file(file))
     entry_id = session.resolve_id(entry)
+    if summarize:
+        chosen = choose_summarizer(summarizer, model)
+        with working(chosen, "summarizing the branch"):
+            result = branch_with_summary(session, entry_id, chosen, instructions=instructions)
+        if as_json:
+            print_json(result.to_dict())
+        else:
+            out.print(
+                f"summarized {len(result.summarized)} entries of the branch left behind "
+                f"({result.summarizer}); active leaf is now the branch summary "
+                f"{result.entry_id} at {entry_id}"
+            )
+        return
     marker = session.branch(entry_id)
     if marker is None:
         out.print(f"{entry_id} is already the active leaf; nothing written")

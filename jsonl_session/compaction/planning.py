@@ -22,7 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.context import as_message, context_from_path
+from jsonl_session.context import (
+    as_message,
+    context_from_path,
+    pruned_entry_ids,
+    pruned_output,
+)
 from jsonl_session.jsonl import StoredEntry
 from jsonl_session.tokens import estimate_context_tokens, estimate_tokens
 
@@ -37,6 +42,9 @@ class CompactionSettings:
     enabled: bool = True
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
+
+
+DEFAULT_SETTINGS = CompactionSettings()
 
 
 def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
@@ -57,12 +65,15 @@ class _Path:
     def __init__(self, entries: Sequence[StoredEntry]) -> None:
         self.entries = entries
         self._messages: dict[int, dict[str, Any] | None] = {}
+        self._pruned = pruned_entry_ids(entries)
 
     def message(self, index: int) -> dict[str, Any] | None:
         """The message of a ``message`` entry (None for other entry types)."""
         if index not in self._messages:
             entry = self.entries[index]
             message = entry.data().get("message") if entry.type == "message" else None
+            if isinstance(message, dict) and entry.id in self._pruned:
+                message = pruned_output(message, entry.id)
             self._messages[index] = message if isinstance(message, dict) else None
         return self._messages[index]
 
@@ -232,10 +243,11 @@ def _with_messages(
 ) -> list[tuple[StoredEntry, dict[str, Any]]]:
     """Entries in ``path[start:end]`` that stand for a message (compactions excluded)."""
     out = []
+    pruned = pruned_entry_ids(path)
     for entry in path[start:end]:
         if entry.type == "compaction":
             continue
         message = as_message(entry.type, entry.data())
         if message is not None:
-            out.append((entry, message))
+            out.append((entry, pruned_output(message, entry.id) if entry.id in pruned else message))
     return out

@@ -1,0 +1,203 @@
+"""`compact`: show the plan, summarize, append the compaction (or prune), and the
+options shared with `branch --summarize`. Thin: every decision is the library's."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from jsonl_session.cli.common import (
+    err,
+    existing_file,
+    file_argument,
+    out,
+    print_json,
+    reports_errors,
+)
+from jsonl_session.compaction import (
+    CompactionPlan,
+    CompactionSettings,
+    PruneSettings,
+    Summarizer,
+    choose_summarizer,
+    plan_for,
+    plan_prune,
+    prune,
+)
+from jsonl_session.compaction import compact as compact_session
+from jsonl_session.session import Session
+from jsonl_session.tokens import Breakdown
+
+FileArg = Annotated[Path, file_argument("Session file (.jsonl).")]
+SummarizerOption = Annotated[
+    str,
+    typer.Option(
+        "--summarizer",
+        help="offline (no network), anthropic, openai (Responses), openai-chat, or auto: "
+        "anthropic if ANTHROPIC_API_KEY is set, else openai if OPENAI_API_KEY is, else offline.",
+    ),
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", help="Model for an LLM summarizer (default per provider).")
+]
+InstructionsOption = Annotated[
+    str | None, typer.Option("--instructions", help="Extra instructions for the summary.")
+]
+
+
+@contextlib.contextmanager
+def working(summarizer: Summarizer, what: str) -> Iterator[None]:
+    """A spinner on stderr while a model writes (none offline or off a terminal)."""
+    if summarizer.name == "offline" or not err.is_terminal:
+        yield
+        return
+    model = getattr(summarizer, "model", "")
+    with err.status(f"{what} with {summarizer.name} {model}…"):
+        yield
+
+
+@reports_errors
+def compact(
+    file: FileArg,
+    summarizer: SummarizerOption = "auto",
+    model: ModelOption = None,
+    keep_recent_tokens: Annotated[
+        int, typer.Option(min=0, help="Tokens of recent messages kept word for word.")
+    ] = 20000,
+    reserve_tokens: Annotated[
+        int, typer.Option(min=1, help="Tokens kept free in the window; sets the summary budget.")
+    ] = 16384,
+    instructions: InstructionsOption = None,
+    prune_outputs: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Instead of summarizing, prune old tool outputs from the context "
+            "(our extension; pi ignores it).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Compact the active branch: summarize older messages, keep recent ones.
+
+    Appends a compaction entry (history is never deleted)."""
+    session = Session.open(existing_file(file))
+    if prune_outputs:
+        _prune(session, dry_run, as_json)
+        return
+    settings = CompactionSettings(
+        reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
+    )
+    plan = plan_for(session, settings)
+    kept = _kept_ids(session, plan)
+    if dry_run:
+        if as_json:
+            print_json({**plan.to_dict(), "keep": kept})
+        else:
+            _print_plan(session, plan, kept)
+        return
+    chosen = choose_summarizer(summarizer, model)
+    before = session.token_breakdown()
+    with working(chosen, "summarizing"):
+        result = compact_session(session, chosen, settings, instructions)
+    after = session.token_breakdown()
+    if as_json:
+        print_json({**result.to_dict(), "keep": kept, "modelTokens": _by_role(before, after)})
+        return
+    _print_plan(session, plan, kept)
+    out.print(_before_after(before, after))
+    out.print(
+        f"appended compaction {result.entry_id} ({result.summarizer}): "
+        f"{result.estimated_before:,} → {result.tokens_after:,} tokens sent to the model"
+    )
+
+
+def _prune(session: Session, dry_run: bool, as_json: bool) -> None:
+    settings = PruneSettings()
+    if dry_run:
+        plan = plan_prune(session.branch_path(), settings)
+        if as_json:
+            print_json({**plan.to_dict(), "minimumTokens": settings.minimum_tokens})
+        else:
+            out.print(
+                f"would prune {len(plan.entry_ids)} tool outputs, about {plan.tokens_saved:,} "
+                f"tokens (old outputs hold {plan.candidates_tokens:,}; "
+                f"minimum {settings.minimum_tokens:,})"
+            )
+        return
+    result = prune(session, settings)
+    if as_json:
+        print_json(
+            {
+                "entryId": result.entry_id,
+                **result.plan.to_dict(),
+                "tokensBefore": result.tokens_before,
+                "tokensAfter": result.tokens_after,
+            }
+        )
+        return
+    out.print(
+        f"appended prune entry {result.entry_id}: {len(result.plan.entry_ids)} tool outputs, "
+        f"{result.tokens_before:,} → {result.tokens_after:,} tokens sent to the model"
+    )
+
+
+def _kept_ids(session: Session, plan: CompactionPlan) -> list[str]:
+    ids = [e.id for e in session.branch_path()]
+    return ids[ids.index(plan.first_kept_entry_id) :]
+
+
+def _print_plan(session: Session, plan: CompactionPlan, kept: list[str]) -> None:
+    table = Table(title=f"compaction plan for {session.path}", show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    rows: list[tuple[str, str]] = [
+        ("summarize", _span(plan.summarize)),
+        (
+            "turn prefix",
+            _span(plan.turn_prefix) if plan.is_split_turn else "(the cut is at a turn)",
+        ),
+        ("keep", f"{len(kept)} entries from {plan.first_kept_entry_id}"),
+        ("tokens before", f"{plan.tokens_before:,}"),
+        ("earlier summary", "updated" if plan.previous_summary else "none"),
+        ("files read", ", ".join(plan.read_files) or "(none)"),
+        ("files modified", ", ".join(plan.modified_files) or "(none)"),
+    ]
+    for label, value in rows:
+        table.add_row(Text(label), Text(value))
+    out.print(table)
+
+
+def _span(entries: list[Any]) -> str:
+    if not entries:
+        return "nothing"
+    return f"{len(entries)} entries ({entries[0].id} … {entries[-1].id})"
+
+
+def _by_role(before: Breakdown, after: Breakdown) -> dict[str, Any]:
+    return {
+        "before": dict(before.by_role_model.most_common()),
+        "after": dict(after.by_role_model.most_common()),
+    }
+
+
+def _before_after(before: Breakdown, after: Breakdown) -> Table:
+    table = Table(title="tokens sent to the model (estimated)", box=None)
+    for column in ("role", "before", "after"):
+        table.add_column(column, justify="left" if column == "role" else "right")
+    roles = sorted(set(before.by_role_model) | set(after.by_role_model))
+    for role in roles:
+        table.add_row(
+            Text(role), f"{before.by_role_model[role]:,}", f"{after.by_role_model[role]:,}"
+        )
+    table.add_row(Text("total"), f"{before.model_tokens:,}", f"{after.model_tokens:,}")
+    return table
