@@ -189,12 +189,19 @@ def context(
     system: Annotated[
         str | None, typer.Option(help="System prompt (instructions) for provider formats.")
     ] = None,
+    no_prune: Annotated[
+        bool,
+        typer.Option(
+            "--no-prune",
+            help="Show tool outputs our prune entries replaced, whole (pi's view).",
+        ),
+    ] = False,
 ) -> None:
     """The context the model sees from the active leaf (or --leaf), or the request a
     provider's API would get for it."""
     session = Session.open(existing_file(file))
     leaf_id = session.resolve_id(leaf) if leaf is not None else (session.leaf_id or EMPTY_LEAF)
-    built = session.build_context(leaf_id)
+    built = session.build_context(leaf_id, pruning=not no_prune)
     path = session.branch_path(leaf_id) if leaf_id else []
     if path and path[0].parent_id is not None:
         err.print(

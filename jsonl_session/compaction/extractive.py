@@ -35,7 +35,8 @@ _PATH_KEYS = ("path", "file_path", "filePath", "filename", "file")
 
 _CONSTRAINT = re.compile(
     r"\b(must|mustn't|never|always|do not|don't|avoid|prefer|should|shouldn't|only use|"
-    r"make sure|stick to|required?|requirement|not allowed|no more than|at most|at least)\b",
+    r"make sure|stick to|required?|requirement|not allowed|no more than|at most|at least|"
+    r"instead|please use|please keep)\b|,\s*not\s",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
@@ -82,7 +83,16 @@ _HEADING_KEYS = (
     ("next", "next"),
     ("focus", "focus"),
     ("original request", "goal"),
+    ("early progress", "done"),
 )
+
+
+LATER = "Later: "
+LATEST = "Latest request: "
+CONTINUE = "Continue with the latest request: "
+# (section, item prefix, how many of the newest to keep). Files changed are also in
+# the summary's file lists, which are carried forward whole.
+_CAPS = (("goal", LATER, 5), ("done", "Ran `", 8), ("done", "Changed `", 25))
 
 
 @dataclass(slots=True)
@@ -95,6 +105,19 @@ class _Command:
 @dataclass(slots=True)
 class _Notes:
     sections: dict[str, list[str]] = field(default_factory=dict)
+
+    def drop(self, key: str, prefix: str) -> None:
+        """Forget the items of a section that start with ``prefix``."""
+        if key in self.sections:
+            self.sections[key] = [i for i in self.sections[key] if not i.startswith(prefix)]
+
+    def cap(self) -> None:
+        """Keep only the newest items of the kinds that pile up round after round."""
+        for key, prefix, limit in _CAPS:
+            items = self.sections.get(key, [])
+            matching = [i for i in items if i.startswith(prefix)]
+            extra = set(matching[: max(len(matching) - limit, 0)])
+            self.sections[key] = [i for i in items if i not in extra]
 
     def add(self, key: str, item: str) -> None:
         item = clip(" ".join(item.split()), ITEM_CHARS)
@@ -208,10 +231,11 @@ def _record_command(facts: _Facts, command: str, failed: bool, output: str, code
 def _fill(notes: _Notes, facts: _Facts) -> None:
     for summary in facts.summaries:
         _take_previous(summary, notes)
-    if facts.requests:
-        notes.add("goal", facts.requests[0])
-        for request in facts.requests[1:-1]:
-            notes.add("goal", f"Also asked: {request}")
+    requests = list(facts.requests)
+    if requests and not notes.sections.get("goal"):
+        notes.add("goal", requests.pop(0))
+    for request in requests[:-1]:
+        notes.add("goal", f"{LATER}{request}")
     for sentence in facts.user_sentences:
         if _CONSTRAINT.search(sentence):
             notes.add("constraints", sentence)
@@ -222,6 +246,7 @@ def _fill(notes: _Notes, facts: _Facts) -> None:
             notes.add("blocked", f"`{command.text}` {command.detail}")
         else:
             notes.add("done", f"Ran `{command.text}`")
+            notes.drop("blocked", f"`{command.text}` ")  # it works now
     for error in facts.errors:
         notes.add("blocked", error)
     for sentence in facts.assistant_sentences:
@@ -232,12 +257,9 @@ def _fill(notes: _Notes, facts: _Facts) -> None:
             notes.add("next", sentence)
     if facts.requests:
         latest = facts.requests[-1]
-        notes.add("in_progress", f"Latest request: {latest}")
-        notes.add("next", f"Continue with the latest request: {latest}")
-    if facts.read:
-        notes.add("context", "Files read: " + ", ".join(facts.read))
-    if facts.modified:
-        notes.add("context", "Files changed: " + ", ".join(facts.modified))
+        notes.add("in_progress", f"{LATEST}{latest}")
+        notes.add("next", f"{CONTINUE}{latest}")
+    notes.cap()
 
 
 def _turn_prefix(facts: _Facts, task: SummaryTask) -> str:
@@ -252,8 +274,6 @@ def _turn_prefix(facts: _Facts, task: SummaryTask) -> str:
     for sentence in facts.assistant_sentences:
         if _DECISION.search(sentence):
             notes.add("early", sentence)
-    if facts.read:
-        notes.add("follows", "Files read: " + ", ".join(facts.read))
     for error in facts.errors:
         notes.add("follows", error)
     if not notes.sections and facts.calls:
@@ -265,6 +285,7 @@ def _turn_prefix(facts: _Facts, task: SummaryTask) -> str:
 def _take_previous(summary: str, notes: _Notes) -> None:
     """Every item of an earlier summary, under the section its heading names."""
     key = "context"
+    original_request = False
     for line in _FILE_TAGS.sub("", summary).splitlines():
         stripped = line.strip()
         if not stripped or stripped == "---" or stripped in ("(none)", "- (none)"):
@@ -272,10 +293,16 @@ def _take_previous(summary: str, notes: _Notes) -> None:
         if stripped.startswith("#"):
             heading = stripped.lstrip("#").strip().lower()
             key = next((k for word, k in _HEADING_KEYS if word in heading), "context")
+            original_request = heading == "original request"
             continue
         if stripped.startswith("**") and stripped.endswith(":**"):
             continue  # a label line such as a split turn's heading
-        notes.add(key, _BULLET.sub("", stripped))
+        item = _BULLET.sub("", stripped)
+        if item.startswith((LATEST, CONTINUE)):
+            continue  # replaced by the newer latest request
+        if original_request and not item.startswith(LATER):
+            item = LATER + item
+        notes.add(key, item)
 
 
 def _focus(facts: _Facts, instructions: str) -> list[str]:
