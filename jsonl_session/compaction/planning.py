@@ -14,6 +14,9 @@ for the same path and settings, so a compaction we plan is the one pi would make
   and the part before the cut (the turn prefix) is summarized separately;
 - planning starts after the previous compaction's kept point, carries its summary
   (for an update) and its file lists forward.
+
+Tool outputs our prune entries name (pruning.py) count as their placeholder; pi
+does not know prune entries, so on files that have some our figures are smaller.
 """
 
 from __future__ import annotations
