@@ -20,6 +20,15 @@ a final assistant turn), plus two that are stricter than the APIs on purpose: tw
 Anthropic messages of one role in a row (the API would merge them; our adapters must
 merge them themselves, visibly) and a Chat Completions conversation that does not
 start with the user. Reasons start with a location such as ``messages[3].content[0]``.
+
+A test can also script the answers. `StubApi.reply_with` queues reply texts, taken in
+order by the successful replies of the three model endpoints (``REPLY_TEXT`` when the
+queue is empty). `StubApi.fail_next` makes the next well-formed request(s) to one
+endpoint, or only those sent with a given label, fail with a `ScriptedError`: an HTTP
+status and a body in the API's own error shape (`anthropic_error`, `openai_error`, or
+a ready-made one such as `ANTHROPIC_PROMPT_TOO_LONG` or `OPENAI_RATE_LIMITED`). A
+request that breaks a rule is answered with its violation as before and uses up
+nothing scripted. `StubApi.pending` names what was scripted and never used.
 """
 
 from __future__ import annotations
@@ -117,6 +126,96 @@ def _list_of_dicts(value: Any, where: str, out: list[str]) -> list[dict[str, Any
 def _require_model(body: dict[str, Any], out: list[str]) -> None:
     if _blank(body.get("model")):
         out.append("model: a non-empty string is required")
+
+
+# --- error replies ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedError:
+    """An error reply: the HTTP status and the JSON body, in one API's error shape.
+
+    ``retry`` is sent as the ``x-should-retry`` header, which both SDKs obey: False
+    (the default) makes a client with retries left fail at once, so a test does not
+    wait out the SDK's back-off."""
+
+    status: int
+    body: dict[str, Any]
+    retry: bool = False
+
+    @property
+    def message(self) -> str:
+        error = self.body.get("error")
+        return str(error.get("message", "")) if isinstance(error, dict) else ""
+
+
+def anthropic_error(status: int, kind: str, message: str) -> ScriptedError:
+    """Anthropic's shape: ``{"type": "error", "error": {"type": kind, "message": ...}}``."""
+    return ScriptedError(status, {"type": "error", "error": {"type": kind, "message": message}})
+
+
+def openai_error(
+    status: int,
+    message: str,
+    kind: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | None = None,
+) -> ScriptedError:
+    """OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``."""
+    error = {"message": message, "type": kind, "param": param, "code": code}
+    return ScriptedError(status, {"error": error})
+
+
+ANTHROPIC_PROMPT_TOO_LONG = anthropic_error(
+    400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
+)
+ANTHROPIC_REQUEST_TOO_LARGE = anthropic_error(
+    413, "request_too_large", "Request exceeds the maximum size"
+)
+ANTHROPIC_RATE_LIMITED = anthropic_error(
+    429,
+    "rate_limit_error",
+    "This request would exceed the rate limit for your organization of 30,000 input "
+    "tokens per minute. Please try again later.",
+)
+ANTHROPIC_INVALID_REQUEST = anthropic_error(
+    400,
+    "invalid_request_error",
+    "max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens",
+)
+ANTHROPIC_SERVER_ERROR = anthropic_error(500, "api_error", "Internal server error")
+
+OPENAI_CHAT_CONTEXT_LENGTH_EXCEEDED = openai_error(
+    400,
+    "This model's maximum context length is 128000 tokens. However, your messages "
+    "resulted in 130000 tokens.",
+    param="messages",
+    code="context_length_exceeded",
+)
+OPENAI_RESPONSES_CONTEXT_WINDOW_EXCEEDED = openai_error(
+    400,
+    "Your input exceeds the context window of this model. Please adjust your input and try again.",
+    param="input",
+    code="context_length_exceeded",
+)
+OPENAI_RATE_LIMITED = openai_error(
+    429,
+    "Rate limit reached for gpt-5-mini on tokens per min (TPM): Limit 30000, Used 29000, "
+    "Requested 2000. Please try again in 2s.",
+    kind="tokens",
+    code="rate_limit_exceeded",
+)
+OPENAI_INVALID_REQUEST = openai_error(
+    400,
+    "Unsupported value: 'reasoning.effort' does not support 'extreme' with this model.",
+    param="reasoning.effort",
+    code="unsupported_value",
+)
+OPENAI_SERVER_ERROR = openai_error(
+    500,
+    "The server had an error while processing your request. Sorry about that!",
+    kind="server_error",
+)
 
 
 # --- Anthropic Messages ---------------------------------------------------------------
@@ -747,20 +846,20 @@ def _estimate(raw: bytes) -> int:
     return max(1, len(raw) // 4)
 
 
-def _anthropic_reply(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
+def _anthropic_reply(body: dict[str, Any], raw: bytes, text: str) -> dict[str, Any]:
     return {
         "id": "msg_stub000000000000000001",
         "type": "message",
         "role": "assistant",
         "model": body.get("model"),
-        "content": [{"type": "text", "text": REPLY_TEXT}],
+        "content": [{"type": "text", "text": text}],
         "stop_reason": "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": _estimate(raw), "output_tokens": 1},
     }
 
 
-def _chat_reply(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
+def _chat_reply(body: dict[str, Any], raw: bytes, text: str) -> dict[str, Any]:
     tokens = _estimate(raw)
     return {
         "id": "chatcmpl-stub0001",
@@ -770,7 +869,7 @@ def _chat_reply(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": REPLY_TEXT, "refusal": None},
+                "message": {"role": "assistant", "content": text, "refusal": None},
                 "finish_reason": "stop",
                 "logprobs": None,
             }
@@ -779,7 +878,7 @@ def _chat_reply(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
     }
 
 
-def _responses_reply(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
+def _responses_reply(body: dict[str, Any], raw: bytes, text: str) -> dict[str, Any]:
     tokens = _estimate(raw)
     return {
         "id": "resp_stub0001",
@@ -794,7 +893,7 @@ def _responses_reply(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
                 "id": "msg_stub0001",
                 "status": "completed",
                 "role": "assistant",
-                "content": [{"type": "output_text", "text": REPLY_TEXT, "annotations": []}],
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
             }
         ],
         "parallel_tool_calls": True,
@@ -816,7 +915,8 @@ def _responses_reply(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
 class _Route:
     family: str  # "anthropic" or "openai": which auth header and error shape
     check: Callable[[Any], list[str]]
-    reply: Callable[[dict[str, Any], bytes], dict[str, Any]]
+    reply: Callable[[dict[str, Any], bytes, str], dict[str, Any]]
+    writes: bool = True  # a model reply, taking a text from the reply_with queue
 
 
 ROUTES: dict[str, _Route] = {
@@ -824,14 +924,19 @@ ROUTES: dict[str, _Route] = {
     "/v1/messages/count_tokens": _Route(
         "anthropic",
         lambda body: check_anthropic_messages(body, count_tokens=True),
-        lambda body, raw: {"input_tokens": _estimate(raw)},
+        lambda body, raw, text: {"input_tokens": _estimate(raw)},
+        writes=False,
     ),
     "/v1/chat/completions": _Route("openai", check_openai_chat, _chat_reply),
     "/v1/responses": _Route("openai", check_openai_responses, _responses_reply),
     "/v1/responses/input_tokens": _Route(
         "openai",
         lambda body: check_openai_responses(body, input_tokens=True),
-        lambda body, raw: {"object": "response.input_tokens", "input_tokens": _estimate(raw)},
+        lambda body, raw, text: {
+            "object": "response.input_tokens",
+            "input_tokens": _estimate(raw),
+        },
+        writes=False,
     ),
 }
 
@@ -869,6 +974,8 @@ class StubApi:
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self._violations: list[Violation] = []
+        self._replies: list[str] = []
+        self._failures: dict[str, list[tuple[str | None, ScriptedError]]] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -923,9 +1030,10 @@ class StubApi:
             return list(self._violations)
 
     def reset(self) -> None:
-        """Forget every request and violation recorded so far."""
+        """Forget every request and violation recorded so far, and everything scripted."""
         with self._lock:
             self._requests, self._violations = [], []
+            self._replies, self._failures = [], {}
 
     def take_violations(self) -> list[Violation]:
         """The violations recorded so far, forgetting them."""
@@ -936,10 +1044,43 @@ class StubApi:
     def requests_to(self, path: str) -> list[Recorded]:
         return [r for r in self.requests if r.path == path]
 
+    # --- scripting
+    def reply_with(self, *texts: str) -> None:
+        """Queue reply texts: each successful reply of ``/v1/messages``,
+        ``/v1/chat/completions`` or ``/v1/responses`` takes the next one (whichever
+        endpoint it is); once the queue is empty the replies are ``REPLY_TEXT``."""
+        with self._lock:
+            self._replies.extend(texts)
+
+    def fail_next(
+        self, path: str, error: ScriptedError, times: int = 1, *, label: str | None = None
+    ) -> None:
+        """Answer the next ``times`` well-formed requests to ``path`` with ``error``
+        (after the failures already scripted for it). With ``label``, only requests
+        sent with that `LABEL_HEADER` count; others pass (or meet a later failure)."""
+        if path not in ROUTES:
+            raise ValueError(f"the stub has no endpoint {path!r}")
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._failures.setdefault(path, []).extend([(label, error)] * times)
+
+    def pending(self) -> list[str]:
+        """What was scripted and not used yet, one description each (empty: all used)."""
+        with self._lock:
+            left = [f"reply text {text!r}" for text in self._replies]
+            for path, errors in self._failures.items():
+                left.extend(
+                    f"{path}{f' [{label}]' if label else ''}: HTTP {e.status} {e.message!r}"
+                    for label, e in errors
+                )
+        return left
+
     # --- handling
     def handle(
         self, method: str, target: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[int, dict[str, Any]]:
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """(status, JSON body, extra headers) for one request, recording it."""
         path = urlsplit(target).path
         label = headers.get(LABEL_HEADER, "")
         route = ROUTES.get(path)
@@ -961,24 +1102,35 @@ class StubApi:
                 reasons.append(f"body is not JSON: {exc}")
             else:
                 reasons.extend(route.check(body))
+        scripted: ScriptedError | None = None
+        text = REPLY_TEXT
         with self._lock:
             self._requests.append(Recorded(path, label, body))
             self._violations.extend(Violation(path, label, r) for r in reasons)
+            if not reasons:
+                scripted = self._take_failure(path, label)
+                if scripted is None and route is not None and route.writes and self._replies:
+                    text = self._replies.pop(0)
         if reasons:
             status = 404 if route is None else 400
             message = "; ".join(reasons)
             if route is not None and route.family == "anthropic":
-                error = {"type": "invalid_request_error", "message": message}
-                return status, {"type": "error", "error": error}
-            error = {
-                "message": message,
-                "type": "invalid_request_error",
-                "param": None,
-                "code": None,
-            }
-            return status, {"error": error}
+                return status, anthropic_error(status, "invalid_request_error", message).body, {}
+            return status, openai_error(status, message).body, {}
+        if scripted is not None:
+            retry = "true" if scripted.retry else "false"
+            return scripted.status, scripted.body, {"x-should-retry": retry}
         assert route is not None
-        return 200, route.reply(body, raw)
+        return 200, route.reply(body, raw, text), {}
+
+    def _take_failure(self, path: str, label: str) -> ScriptedError | None:
+        """The first failure scripted for this request, removed (the lock is held)."""
+        queue = self._failures.get(path, [])
+        for i, (wanted, error) in enumerate(queue):
+            if wanted is None or wanted == label:
+                del queue[i]
+                return error
+        return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -996,9 +1148,11 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, payload = self.server.stub.handle(self.command, self.path, headers, raw)
+        status, payload, extra = self.server.stub.handle(self.command, self.path, headers, raw)
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in extra.items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Connection", "close")

@@ -23,8 +23,8 @@ SummarizerName = Literal["auto", "offline", "anthropic", "openai"]
 SUMMARIZER_NAMES: tuple[str, ...] = ("auto", "offline", "anthropic", "openai")
 ANTHROPIC_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
-DEFAULT_OPENAI_MODEL = "gpt-5-mini"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
+DEFAULT_OPENAI_MODEL = "gpt-5.4-mini"
 
 
 @runtime_checkable
