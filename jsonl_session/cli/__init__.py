@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import typer
 
-from jsonl_session.cli import compact_cmds, edit_cmds, inspect_cmds, maintain_cmds, stats_cmds
+from jsonl_session.cli import (
+    compact_cmds,
+    edit_cmds,
+    inspect_cmds,
+    list_cmds,
+    maintain_cmds,
+    stats_cmds,
+)
 
 app = typer.Typer(
     name="jsonl-session",
@@ -19,6 +26,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+app.command(name="list")(list_cmds.list_)
+app.command()(list_cmds.latest)
+app.command()(list_cmds.search)
 app.command()(inspect_cmds.show)
 app.command()(inspect_cmds.tree)
 app.command()(inspect_cmds.context)
