@@ -118,11 +118,13 @@ def _texts(entry: dict[str, Any]) -> list[str]:
         return [content]
     if not isinstance(content, list):
         return []
-    return [
+    # Text blocks joined by spaces, as pi's listing joins them.
+    texts = [
         b["text"]
         for b in content
         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
     ]
+    return [" ".join(texts)] if texts else []
 
 
 def _snippet(text: str, at: int, length: int) -> str:
