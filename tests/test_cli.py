@@ -45,7 +45,7 @@ class TestHelp:
         for command in app.registered_commands:
             assert command.callback is not None
             assert (command.callback.__doc__ or "").strip(), command.callback.__name__
-            code, out, _ = invoke(command.callback.__name__, "--help")
+            code, out, _ = invoke(command.name or command.callback.__name__, "--help")
             assert code == 0
             assert "Usage" in out
 

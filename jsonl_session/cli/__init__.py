@@ -11,6 +11,7 @@ import typer
 from jsonl_session.cli import (
     compact_cmds,
     edit_cmds,
+    export_cmds,
     inspect_cmds,
     list_cmds,
     maintain_cmds,
@@ -40,6 +41,8 @@ app.command()(edit_cmds.label)
 app.command()(edit_cmds.name)
 app.command()(maintain_cmds.migrate)
 app.command()(maintain_cmds.doctor)
+app.command()(export_cmds.export)
+app.command()(export_cmds.textconv)
 
 
 def main() -> None:

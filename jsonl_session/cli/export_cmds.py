@@ -1,0 +1,75 @@
+"""Commands that turn a session into something to read elsewhere: export (Markdown,
+HTML, JSON, optionally redacted) and textconv (a transcript for ``git diff``).
+
+Thin: the formats are export.py's and transcript.py's. Neither command changes the
+session file; export writes only its own output file.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jsonl_session.cli.common import err, existing_file, file_argument, reports_errors
+from jsonl_session.export import export_session, write_export
+from jsonl_session.session import Session
+from jsonl_session.transcript import textconv as transcript_text
+
+FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
+
+
+class Format(StrEnum):
+    MARKDOWN = "markdown"
+    HTML = "html"
+    JSON = "json"
+
+
+@reports_errors
+def export(
+    file: FileArg,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.MARKDOWN,
+    leaf: Annotated[
+        str | None,
+        typer.Option("--leaf", help="Export the path to this entry; default: the active leaf."),
+    ] = None,
+    all_branches: Annotated[
+        bool, typer.Option("--all-branches", help="Every branch, not only the active path.")
+    ] = False,
+    redact: Annotated[
+        bool,
+        typer.Option("--redact", help="Replace API keys, tokens, passwords and private keys."),
+    ] = False,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write here instead of stdout.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace OUTPUT if it exists (never the session).")
+    ] = False,
+) -> None:
+    """Export as Markdown, one self-contained HTML page, or JSON (entries with the tree)."""
+    session = Session.open(existing_file(file))
+    leaf_id = session.resolve_id(leaf) if leaf is not None else None
+    result = export_session(
+        session, fmt.value, leaf_id=leaf_id, all_branches=all_branches, redact=redact
+    )
+    if redact:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in result.redactions.items())
+        noun = "secret" if result.redacted == 1 else "secrets"
+        err.print(f"redacted {result.redacted} {noun}" + (f" ({kinds})" if kinds else ""))
+    if output is None:
+        sys.stdout.write(result.text)
+        sys.stdout.flush()
+        return
+    write_export(result.text, output, force=force, source=session.path)
+    err.print(f"wrote {output}")
+
+
+@reports_errors
+def textconv(file: FileArg) -> None:
+    """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
+    sys.stdout.write(transcript_text(existing_file(file)))
+    sys.stdout.flush()

@@ -1,0 +1,395 @@
+"""Readable views of entries, the branch structure as runs, and the plain-text
+transcript that ``git diff`` shows through ``textconv``.
+
+Owns what each entry *says* in a transcript (`view_entry`: a heading and a list of
+parts — text, thinking, tool calls, outputs, images, notes), the grouping of a
+tree into runs (chains of entries between branch points, numbered ``1``, ``1.2``,
+...) that keeps every view's nesting as deep as the branching only, and
+`textconv`. The Markdown, HTML and JSON exports are export.py's; secrets are
+redact.py's; reading files is loader.py's. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from jsonl_session.errors import SessionFormatError
+from jsonl_session.jsonl import StoredEntry
+from jsonl_session.loader import load_entries
+from jsonl_session.model import LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
+from jsonl_session.redact import Redactor
+from jsonl_session.tree import TreeNode
+
+PartKind = Literal[
+    "text", "thinking", "tool-call", "output", "command", "image", "error", "note", "json"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of an entry: ``text`` is what is shown (already redacted);
+    ``title`` names it (a tool name, "details"), ``ref`` is a tool call's id; images
+    carry ``mime``."""
+
+    kind: PartKind
+    text: str
+    title: str = ""
+    mime: str = ""
+    ref: str = ""
+
+
+@dataclass(slots=True)
+class EntryView:
+    """What an entry says, ready for any renderer. ``kind`` is a stable class name
+    (user, assistant, tool-result, bash, custom, summary, note, unknown); a note
+    is a small one-line entry (model change, label, name, extension state)."""
+
+    entry: StoredEntry
+    kind: str
+    heading: str
+    detail: str = ""
+    parts: list[Part] = field(default_factory=list)
+
+    @property
+    def is_note(self) -> bool:
+        return self.kind == "note"
+
+    def summary(self, width: int = 72) -> str:
+        """One line: the heading and the start of the first text."""
+        first = next((p.text for p in self.parts if p.kind != "image" and p.text), "")
+        text = one_line(first, width) if first else ""
+        return f"{self.heading}: {text}" if text else self.heading
+
+
+def one_line(text: str, width: int = 72) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def dump_json(value: Any, *, indent: bool = True) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2 if indent else None, default=str)
+
+
+def view_entry(entry: StoredEntry, redactor: Redactor | None = None) -> EntryView:
+    """The readable view of one entry; every text in it has been through ``redactor``."""
+    r = redactor or Redactor(enabled=False)
+    data = entry.data()
+    kind = entry.type
+    if kind == "message":
+        message = data.get("message")
+        return _message_view(entry, message if isinstance(message, dict) else {}, r)
+    if kind == "model_change":
+        model = f"{data.get('provider')}/{data.get('modelId')}"
+        return EntryView(entry, "note", "Model", parts=[Part("note", r.text(f"model → {model}"))])
+    if kind == "thinking_level_change":
+        level = f"thinking level → {data.get('thinkingLevel')}"
+        return EntryView(entry, "note", "Thinking level", parts=[Part("note", level)])
+    if kind in ("compaction", "branch_summary"):
+        return _summary_view(entry, data, r)
+    if kind == "custom_message":
+        view = EntryView(entry, "custom", "Custom message", r.text(str(data.get("customType"))))
+        view.parts = _content_parts(data.get("content"), r)
+        if data.get("display") is False:
+            view.parts.append(Part("note", "not displayed to the user"))
+        if data.get("details") is not None:
+            view.parts.append(Part("json", dump_json(r.value(data["details"])), "details"))
+        return view
+    if kind == "custom":
+        return _custom_view(entry, data, r)
+    if kind == "label":
+        target, label = data.get("targetId"), data.get("label")
+        text = f"label on {target}: {label}" if label else f"label on {target} cleared"
+        return EntryView(entry, "note", "Label", parts=[Part("note", r.text(text))])
+    if kind == "session_info":
+        name = data.get("name")
+        text = f"session named {name}" if name else "session name cleared"
+        return EntryView(entry, "note", "Session name", parts=[Part("note", r.text(text))])
+    body = {k: v for k, v in data.items() if k not in ("type", "id", "parentId", "timestamp")}
+    return EntryView(
+        entry,
+        "unknown",
+        f"{kind} (unknown entry type)",
+        parts=[Part("json", dump_json(r.value(body)))],
+    )
+
+
+def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> EntryView:
+    role = message.get("role")
+    content = message.get("content")
+    if role == "user":
+        return EntryView(entry, "user", "User", parts=_content_parts(content, r))
+    if role == "assistant":
+        model = r.text(f"{message.get('provider', '?')}/{message.get('model', '?')}")
+        view = EntryView(entry, "assistant", "Assistant", model, _content_parts(content, r))
+        stop = message.get("stopReason")
+        if isinstance(message.get("errorMessage"), str):
+            view.parts.append(Part("error", r.text(message["errorMessage"])))
+        elif stop in ("error", "aborted", "length"):
+            view.parts.append(Part("note", f"stopped: {stop}"))
+        return view
+    if role == "toolResult":
+        name = r.text(str(message.get("toolName", "?")))
+        view = EntryView(entry, "tool-result", "Tool result", name)
+        error = message.get("isError") is True
+        if error:
+            view.detail += " (error)"
+        for part in _content_parts(content, r):
+            output = part.kind == "text"
+            view.parts.append(
+                Part("output", part.text, "error" if error else "") if output else part
+            )
+        if not view.parts:
+            view.parts.append(Part("output", ""))
+        if message.get("details") is not None:
+            view.parts.append(Part("json", dump_json(r.value(message["details"])), "details"))
+        return view
+    if role == "bashExecution":
+        return _bash_view(entry, message, r)
+    if role == "custom":
+        detail = r.text(str(message.get("customType")))
+        return EntryView(entry, "custom", "Custom message", detail, _content_parts(content, r))
+    return EntryView(
+        entry, "unknown", f"Message ({role})", parts=[Part("json", dump_json(r.value(message)))]
+    )
+
+
+def _bash_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> EntryView:
+    view = EntryView(entry, "bash", "Shell command")
+    view.parts.append(Part("command", r.text(str(message.get("command", "")))))
+    view.parts.append(Part("output", r.text(str(message.get("output", "")))))
+    facts = []
+    if message.get("exitCode") is not None:
+        facts.append(f"exit code {message['exitCode']}")
+    if message.get("cancelled") is True:
+        facts.append("cancelled")
+    if message.get("truncated") is True:
+        where = message.get("fullOutputPath")
+        facts.append(f"output truncated (full output in {r.text(where)})" if where else "truncated")
+    if message.get("excludeFromContext") is True:
+        facts.append("not sent to the model")
+    view.detail = ", ".join(facts)
+    return view
+
+
+def _summary_view(entry: StoredEntry, data: dict[str, Any], r: Redactor) -> EntryView:
+    if entry.type == "compaction":
+        heading = "Compaction summary"
+        detail = f"replaces the history before {data.get('firstKeptEntryId')}"
+        if isinstance(data.get("tokensBefore"), int):
+            detail += f" ({data['tokensBefore']} tokens before)"
+    else:
+        heading, detail = "Branch summary", f"of the branch left at {data.get('fromId')}"
+    if data.get("fromHook") is True:
+        detail += ", made by an extension"
+    view = EntryView(
+        entry, "summary", heading, detail, [Part("text", r.text(str(data.get("summary", ""))))]
+    )
+    if data.get("details") is not None:
+        view.parts.append(Part("json", dump_json(r.value(data["details"])), "details"))
+    return view
+
+
+def _custom_view(entry: StoredEntry, data: dict[str, Any], r: Redactor) -> EntryView:
+    custom_type = data.get("customType")
+    if custom_type == LEAF_MARKER_TYPE:
+        return EntryView(entry, "note", "Leaf", parts=[Part("note", "active leaf moved here")])
+    view = EntryView(entry, "note", "Extension state", r.text(str(custom_type)))
+    if custom_type == PRUNE_MARKER_TYPE:
+        ids = data.get("data", {}).get("entryIds") if isinstance(data.get("data"), dict) else None
+        count = len(ids) if isinstance(ids, list) else 0
+        view.parts.append(Part("note", f"pruned the tool outputs of {count} entries"))
+    else:
+        view.parts.append(Part("note", f"extension state ({view.detail})"))
+    if "data" in data:
+        view.parts.append(Part("json", dump_json(r.value(data["data"])), "data"))
+    return view
+
+
+def _content_parts(content: Any, r: Redactor) -> list[Part]:
+    if isinstance(content, str):
+        return [Part("text", r.text(content))]
+    if not isinstance(content, list):
+        return [] if content is None else [Part("json", dump_json(r.value(content)))]
+    parts: list[Part] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(Part("text", r.text(block["text"])))
+        elif kind == "thinking":
+            hidden = block.get("redacted") is True
+            text = "(thinking redacted by the provider)" if hidden else block.get("thinking", "")
+            parts.append(Part("thinking", r.text(str(text))))
+        elif kind == "toolCall":
+            args = dump_json(r.value(block.get("arguments")))
+            name, ref = r.text(str(block.get("name", "?"))), r.text(str(block.get("id", "")))
+            parts.append(Part("tool-call", args, name, ref=ref))
+        elif kind == "image" and isinstance(block.get("data"), str):
+            parts.append(Part("image", block["data"], mime=str(block.get("mimeType", ""))))
+        else:
+            parts.append(Part("json", dump_json(r.value(block))))
+    return parts
+
+
+# --- runs: chains between branch points ----------------------------------------------
+
+
+@dataclass(slots=True)
+class Run:
+    """A chain of entries in which no entry but the last has more than one child.
+    ``number`` is ``"2"`` for the second root, ``"1.3"`` for the third branch from
+    the end of run ``1``; ``from_id`` is the entry the run continues from."""
+
+    number: str
+    from_id: str | None
+    nodes: list[TreeNode] = field(default_factory=list)
+    branches: list[Run] = field(default_factory=list)
+
+
+def runs_of(roots: list[TreeNode]) -> list[Run]:
+    """The forest as runs; iterative, so long chains and deep branching are fine."""
+    top = [Run(str(i), None) for i in range(1, len(roots) + 1)]
+    pending = list(zip(top, roots, strict=True))
+    while pending:
+        run, node = pending.pop()
+        while True:
+            run.nodes.append(node)
+            if len(node.children) != 1:
+                break
+            node = node.children[0]
+        for i, child in enumerate(node.children, start=1):
+            branch = Run(f"{run.number}.{i}", node.entry.id)
+            run.branches.append(branch)
+            pending.append((branch, child))
+    return top
+
+
+def iter_runs(runs: list[Run]) -> Iterator[Run]:
+    """Runs depth first (a run, then its branches), without recursion."""
+    stack = list(reversed(runs))
+    while stack:
+        run = stack.pop()
+        yield run
+        stack.extend(reversed(run.branches))
+
+
+# --- textconv -----------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def textconv(path: Path | str) -> str:
+    """A stable plain-text transcript of a session file for ``git diff``.
+
+    One block per line of the file, in file order, so appending entries changes only
+    the end. Damaged lines appear as such; a file that cannot be read as a session
+    still gives its lines. No current time, no path of the file itself.
+    """
+    try:
+        loaded = load_entries(path)
+    except SessionFormatError as exc:
+        return _unreadable(Path(path), exc)
+    header = dict(loaded.header)
+    head = [f"session {header.pop('id', '?')} (format version {loaded.version_read})"]
+    for key, label in (("timestamp", "created"), ("cwd", "cwd"), ("parentSession", "forked from")):
+        if key in header:
+            head.append(f"{label} {header.pop(key)}")
+    header.pop("type", None)
+    header.pop("version", None)
+    if header:
+        head.append(f"header {dump_json(header, indent=False)}")
+    blocks = ["\n".join(head)]
+    problems = {p.line: p for p in loaded.problems if p.line is not None}
+    damaged = [(b.line, b.raw) for b in loaded.bad_lines]
+    if loaded.torn_tail is not None:
+        damaged.append((loaded.torn_tail.number, loaded.torn_tail.raw))
+    items: list[tuple[int, StoredEntry | bytes]] = [(e.line, e) for e in loaded.entries]
+    items.extend(damaged)
+    previous: str | None = None
+    seen: set[str] = set()
+    for line, item in sorted(items, key=lambda pair: pair[0]):
+        if isinstance(item, bytes):
+            problem = problems.get(line)
+            why = problem.kind if problem is not None else "damaged"
+            blocks.append(f"!! line {line}: damaged ({why})\n{_indent(_decode(item))}")
+            continue
+        blocks.append(_entry_block(item, previous, item.id in seen))
+        seen.add(item.id)
+        previous = item.id
+    return "\n\n".join(blocks) + "\n"
+
+
+def _entry_block(entry: StoredEntry, previous: str | None, repeated: bool) -> str:
+    lines = []
+    parent = entry.parent_id
+    if parent != previous and (parent is not None or previous is not None):
+        lines.append(f">> branch from {parent}" if parent is not None else ">> new root")
+    view = view_entry(entry)
+    what = (entry.role or "message") if entry.type == "message" else entry.type
+    if entry.type == "custom" and entry.custom_type:
+        what = f"custom {entry.custom_type}"
+    title = f"[{entry.id}] {what}"
+    if view.detail and not view.is_note:
+        title += f" · {view.detail}"
+    title += f" · {entry.timestamp} · parent {parent or 'none'}"
+    if repeated:
+        title += " · id used again (the later entry counts)"
+    lines.append(title)
+    for part in view.parts:
+        lines.append(_indent(_plain_part(part)))
+    return "\n".join(lines)
+
+
+def _plain_part(part: Part) -> str:
+    if part.kind == "thinking":
+        return f"(thinking) {part.text}"
+    if part.kind == "tool-call":
+        return f"-> {part.title} {_compact(part.text)}" + (f" ({part.ref})" if part.ref else "")
+    if part.kind == "command":
+        return f"$ {part.text}"
+    if part.kind == "image":
+        digest = hashlib.sha256(part.text.encode()).hexdigest()[:12]
+        return f"[image {part.mime}, {len(part.text)} base64 chars, sha256 {digest}]"
+    if part.kind == "error":
+        return f"error: {part.text}"
+    if part.kind == "json":
+        return f"{part.title or 'data'}: {_compact(part.text)}" if part.text else ""
+    if part.kind == "output" and part.title:
+        return f"({part.title}) {part.text}"
+    return part.text
+
+
+def _compact(text: str) -> str:
+    try:
+        return dump_json(json.loads(text), indent=False)
+    except ValueError:
+        return text
+
+
+def _indent(text: str) -> str:
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return "\n".join("  " + line if line else "" for line in text.split("\n")) or ""
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def _unreadable(path: Path, exc: SessionFormatError) -> str:
+    where = f" (line {exc.line})" if exc.line is not None else ""
+    lines = [f"not readable as a session{where}: {exc.problem}"]
+    try:
+        # only a regular file: reading a FIFO would wait for a writer
+        data = path.read_bytes() if path.is_file() else b""
+    except OSError:
+        data = b""
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if raw.strip():
+            text = _decode(raw.removesuffix(b"\r"))
+            lines.append(f"line {number}:\n{_indent(text)}")
+    return "\n\n".join(lines) + "\n"
