@@ -18,7 +18,7 @@ from msgspec import UNSET
 from jsonl_session import paths, store
 from jsonl_session.context import EMPTY_LEAF, SessionContext, context_from_path
 from jsonl_session.entries import Build, built, message_line, struct_line
-from jsonl_session.errors import EntryValidationError, SessionTreeError
+from jsonl_session.errors import EntryValidationError, SessionTreeError, SessionWriteError
 from jsonl_session.fork import write_copy, write_fork
 from jsonl_session.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
 from jsonl_session.jsonio import dumps
@@ -166,6 +166,12 @@ class Session:
         return list(self._index.order)
 
     @property
+    def revision(self) -> int:
+        """How many entries this session knows: pass it back as ``expect_revision``
+        to an append that must not happen if another program wrote in between."""
+        return len(self._index.order)
+
+    @property
     def problems(self) -> list[Problem]:
         """What is wrong with the file: bad lines, torn tail, duplicates, parents, cycles."""
         found = self._problems + self._index.problems()
@@ -252,10 +258,13 @@ class Session:
         tokens_before: int,
         details: Any = UNSET,
         from_hook: bool | msgspec.UnsetType = UNSET,
+        *,
+        expect_revision: int | None = None,
     ) -> str:
         return self._append_struct(
             CompactionEntry,
             requires=(first_kept_entry_id,),
+            expect_revision=expect_revision,
             summary=summary,
             first_kept_entry_id=first_kept_entry_id,
             tokens_before=tokens_before,
@@ -280,6 +289,8 @@ class Session:
         summary: str,
         details: Any = UNSET,
         from_hook: bool | msgspec.UnsetType = UNSET,
+        *,
+        expect_revision: int | None = None,
     ) -> str:
         """Move the leaf to ``entry_id`` (None: before the first entry) and append a
         branch_summary there; the summary entry itself records the leaf move."""
@@ -288,13 +299,18 @@ class Session:
             BranchSummaryEntry,
             attach_to=(entry_id,),
             requires=() if entry_id is None else (entry_id,),
+            expect_revision=expect_revision,
             from_hook=from_hook,
             **fields,
         )
 
-    def append_custom(self, custom_type: str, data: Any = UNSET) -> str:
+    def append_custom(
+        self, custom_type: str, data: Any = UNSET, *, expect_revision: int | None = None
+    ) -> str:
         """Extension state: stored, never in the model context."""
-        return self._append_struct(CustomEntry, custom_type=custom_type, data=data)
+        return self._append_struct(
+            CustomEntry, custom_type=custom_type, data=data, expect_revision=expect_revision
+        )
 
     def append_custom_message(
         self,
@@ -457,13 +473,24 @@ class Session:
         *,
         attach_to: tuple[str | None] | None = None,
         requires: tuple[str, ...] = (),
+        expect_revision: int | None = None,
         **fields: Any,
     ) -> str:
         """Append an entry of a model type (see entries.struct_line)."""
-        return self._append(struct_line(kind, attach_to, fields), requires=requires)
+        build = struct_line(kind, attach_to, fields)
+        return self._append(build, requires=requires, expect_revision=expect_revision)
 
-    def _append(self, build: Build, *, flush: bool = False, requires: tuple[str, ...] = ()) -> str:
-        entry_id = self._write_entry(build, flush=flush, requires=requires)
+    def _append(
+        self,
+        build: Build,
+        *,
+        flush: bool = False,
+        requires: tuple[str, ...] = (),
+        expect_revision: int | None = None,
+    ) -> str:
+        entry_id = self._write_entry(
+            build, flush=flush, requires=requires, expect_revision=expect_revision
+        )
         assert entry_id is not None  # only a conditional write can write nothing
         return entry_id
 
@@ -474,6 +501,7 @@ class Session:
         flush: bool = False,
         requires: tuple[str, ...] = (),
         unless_file_leaf_is: str | None = None,
+        expect_revision: int | None = None,
     ) -> str | None:
         """Append the line ``build`` makes; return its id.
 
@@ -481,6 +509,8 @@ class Session:
         file is locked and up to date (another program may have rewritten it). With
         ``unless_file_leaf_is``, write nothing (and return None) when that entry
         already is the file's active leaf, judged after taking in other writers' lines.
+        With ``expect_revision``, refuse when another program wrote entries since the
+        session had that many (what was planned on them may no longer hold).
         """
         for entry_id in requires:
             self._require(entry_id)
@@ -508,6 +538,12 @@ class Session:
                     )
             if unless_file_leaf_is is not None and self._file_leaf() == unless_file_leaf_is:
                 return None
+            if expect_revision is not None and self.revision != expect_revision:
+                raise SessionWriteError(
+                    f"{self.path}: another program wrote to the file while this entry was "
+                    f"being prepared ({self.revision} entries now, {expect_revision} before); "
+                    "nothing written. Run it again."
+                )
             entry_id = new_entry_id(self._index)
             raw = built(build, entry_id, self._leaf)
             try:

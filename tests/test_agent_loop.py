@@ -499,3 +499,15 @@ class TestAutoCompact:
         assert auto_compact(session, 1_000, ANTHROPIC.summarizer(claude), settings) is None
         assert session.path.read_bytes() == before
         assert stub_api.requests == []
+
+
+def test_anthropics_input_plus_max_tokens_message_is_an_overflow() -> None:
+    text = (
+        "input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, "
+        "decrease input length or `max_tokens` and try again"
+    )
+    assert is_context_overflow(text)
+
+
+def test_an_exception_that_is_not_an_http_error_is_never_an_overflow() -> None:
+    assert not is_context_overflow(ValueError("maximum context length must be an int"))

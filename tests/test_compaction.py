@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jsonl_session import CompactionError, Session
+from jsonl_session import CompactionError, Session, SessionWriteError
 from jsonl_session.compaction import (
     CompactionSettings,
     ExtractiveSummarizer,
@@ -278,3 +278,59 @@ class TestThePromptsForModels:
         assert output_budget("turn_prefix", 16384) == 8192
         assert output_budget("branch", 16384) == 4096
         assert output_budget("history", 10) == 256
+
+
+class TestReviewFindings:
+    def test_a_turn_written_by_another_program_meanwhile_refuses_the_compaction(
+        self, tmp_path: Path
+    ) -> None:
+        session = work_session(tmp_path)
+
+        class OtherWriterMeanwhile:
+            name = "slow"
+
+            def summarize(self, task: SummaryTask) -> str:
+                other = Session.open(session.path)
+                other.append_message(user("NEW TURN from another program"))
+                return "summary"
+
+        with pytest.raises(SessionWriteError, match="another program wrote"):
+            compact(session, OtherWriterMeanwhile(), CompactionSettings(keep_recent_tokens=3000))
+        reopened = Session.open(session.path)
+        assert reopened.branch_path()[-1].type == "message"
+        assert "NEW TURN" in json.dumps(reopened.build_context().messages[-1])
+
+    def test_shell_commands_kept_from_the_model_stay_out_of_the_summary(self) -> None:
+        hidden = {
+            "role": "bashExecution",
+            "command": "export TOKEN=s3cr3t-value",
+            "output": "error: nope",
+            "exitCode": 1,
+            "excludeFromContext": True,
+            "timestamp": 1,
+        }
+        text = OFFLINE.summarize(SummaryTask("history", [user("Deploy it."), hidden], 4000))
+        assert "s3cr3t" not in text
+
+    def test_a_blank_summary_is_refused_and_nothing_written(self, tmp_path: Path) -> None:
+        session = work_session(tmp_path)
+        before = session.path.read_bytes()
+
+        class Blank:
+            name = "blank"
+
+            def summarize(self, task: SummaryTask) -> str:
+                return "  \n"
+
+        with pytest.raises(CompactionError, match="empty summary"):
+            compact(session, Blank(), CompactionSettings(keep_recent_tokens=3000))
+        assert session.path.read_bytes() == before
+
+    def test_a_large_input_is_summarized_quickly_and_close_to_the_budget(self) -> None:
+        messages: list[dict[str, Any]] = [user("Investigate.")]
+        for n in range(3000):
+            messages.append(user(f"We must keep step {n} as it is."))
+            messages.append(assistant("Running.", (f"c{n}", "bash", {"command": f"run {n}"})))
+            messages.append(result(f"c{n}", "bash", "ok"))
+        text = OFFLINE.summarize(SummaryTask("history", messages, 1000))
+        assert 3500 < len(text) <= 4000

@@ -113,3 +113,19 @@ class TestPruning:
         done = compact(session, ExtractiveSummarizer(), CompactionSettings(keep_recent_tokens=500))
         assert "0" * 100 not in done.summary
         assert done.plan.read_files == [f"f{n}.py" for n in range(8)]
+
+
+def test_a_tool_name_that_is_not_text_does_not_break_planning(tmp_path: Path) -> None:
+    session = noisy_session(tmp_path)
+    odd = result("cx", "read", "z" * 8000)
+    odd["toolName"] = ["not", "text"]  # another program wrote this; we would refuse to
+    line = {"type": "message", "id": "0dd0dd00", "parentId": session.leaf_id}
+    line |= {"timestamp": "2026-01-01T00:00:00.000Z", "message": odd}
+    with session.path.open("a") as handle:
+        handle.write(json.dumps(line) + "\n")
+    reopened = Session.open(session.path)
+    for n in range(3):  # outputs newer than the odd one fill the protected window
+        reopened.append_message(assistant("more", (f"m{n}", "read", {"path": "m.py"})))
+        reopened.append_message(result(f"m{n}", "read", "m" * 4000))
+    reopened.append_message(user("next"))
+    assert "0dd0dd00" in plan_prune(reopened.branch_path(), SMALL).entry_ids

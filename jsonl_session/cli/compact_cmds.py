@@ -4,6 +4,7 @@ options shared with `branch --summarize`. Thin: every decision is the library's.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from rich.text import Text
 from jsonl_session.cli.common import (
     err,
     existing_file,
+    fail,
     file_argument,
     out,
     print_json,
@@ -31,6 +33,8 @@ from jsonl_session.compaction import (
     prune,
 )
 from jsonl_session.compaction import compact as compact_session
+from jsonl_session.compaction.planning import DEFAULT_SETTINGS
+from jsonl_session.compaction.summarizers import SUMMARIZER_NAMES
 from jsonl_session.session import Session
 from jsonl_session.tokens import Breakdown
 
@@ -54,7 +58,8 @@ InstructionsOption = Annotated[
 @contextlib.contextmanager
 def working(summarizer: Summarizer, what: str) -> Iterator[None]:
     """A spinner on stderr while a model writes (none offline or off a terminal)."""
-    if summarizer.name == "offline" or not err.is_terminal:
+    # isatty, not rich's is_terminal: FORCE_COLOR must not send a spinner to a pipe
+    if summarizer.name == "offline" or not sys.stderr.isatty():
         yield
         return
     model = getattr(summarizer, "model", "")
@@ -69,10 +74,10 @@ def compact(
     model: ModelOption = None,
     keep_recent_tokens: Annotated[
         int, typer.Option(min=0, help="Tokens of recent messages kept word for word.")
-    ] = 20000,
+    ] = DEFAULT_SETTINGS.keep_recent_tokens,
     reserve_tokens: Annotated[
         int, typer.Option(min=1, help="Tokens kept free in the window; sets the summary budget.")
-    ] = 16384,
+    ] = DEFAULT_SETTINGS.reserve_tokens,
     instructions: InstructionsOption = None,
     prune_outputs: Annotated[
         bool,
@@ -90,6 +95,8 @@ def compact(
     """Compact the active branch: summarize older messages, keep recent ones.
 
     Appends a compaction entry (history is never deleted)."""
+    if prune_outputs and (instructions or model or summarizer != "auto"):
+        raise fail("--prune writes no summary: leave out --summarizer, --model and --instructions")
     session = Session.open(existing_file(file))
     if prune_outputs:
         _prune(session, dry_run, as_json)
@@ -99,6 +106,8 @@ def compact(
     )
     plan = plan_for(session, settings)
     kept = _kept_ids(session, plan)
+    if summarizer not in SUMMARIZER_NAMES:
+        raise fail(f"unknown summarizer {summarizer!r}: use one of {', '.join(SUMMARIZER_NAMES)}")
     if dry_run:
         if as_json:
             print_json({**plan.to_dict(), "keep": kept})

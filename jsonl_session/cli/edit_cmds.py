@@ -13,6 +13,7 @@ import typer
 
 from jsonl_session.cli.common import (
     existing_file,
+    fail,
     file_argument,
     out,
     print_json,
@@ -65,6 +66,8 @@ def branch(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (with --summarize).")] = False,
 ) -> None:
     """Make an earlier entry the active leaf; the move is saved in the file."""
+    if not summarize and (instructions or model or summarizer != "auto" or as_json):
+        raise fail("--summarizer, --model, --instructions and --json go with --summarize")
     session = Session.open(existing_file(file))
     entry_id = session.resolve_id(entry)
     if summarize:

@@ -178,7 +178,8 @@ def context(
         bool,
         typer.Option(
             "--json",
-            help="pi format: {messages, thinkingLevel, model} as pi builds it; "
+            help="pi format: {messages, thinkingLevel, model} as pi builds it (with our "
+            "prune entries applied; add --no-prune for pi's exact view); "
             "provider formats: {request, repairs}.",
         ),
     ] = False,

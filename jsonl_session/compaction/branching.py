@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jsonl_session.compaction.execute import file_lists_text, output_budget
+from jsonl_session.compaction.execute import file_lists_text, output_budget, summarized
 from jsonl_session.compaction.planning import DEFAULT_SETTINGS, CompactionSettings, FileOperations
 from jsonl_session.compaction.prompts import SummaryTask
 from jsonl_session.compaction.summarizers import Summarizer, choose_summarizer
@@ -87,6 +87,7 @@ def branch_with_summary(
             f"{session.path}: nothing to summarize: moving to {target_id or 'the root'} "
             "leaves no messages behind"
         )
+    revision = session.revision
     chosen = summarizer if summarizer is not None else choose_summarizer("auto")
     task = SummaryTask(
         "branch",
@@ -95,12 +96,13 @@ def branch_with_summary(
         instructions=instructions,
     )
     read_files, modified_files = files.lists()
-    summary = chosen.summarize(task) + file_lists_text(read_files, modified_files)
+    summary = summarized(chosen, task) + file_lists_text(read_files, modified_files)
     entry_id = session.branch_with_summary(
         target_id,
         summary,
         details={"readFiles": read_files, "modifiedFiles": modified_files},
         from_hook=False,
+        expect_revision=revision,
     )
     return BranchSummaryResult(
         entry_id,

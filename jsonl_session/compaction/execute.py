@@ -19,7 +19,7 @@ from jsonl_session.compaction.planning import (
     CompactionSettings,
     prepare_compaction,
 )
-from jsonl_session.compaction.prompts import SummaryTask, TaskKind
+from jsonl_session.compaction.prompts import NO_EARLIER_HISTORY, SummaryTask, TaskKind
 from jsonl_session.compaction.summarizers import Summarizer, choose_summarizer
 from jsonl_session.errors import CompactionError
 from jsonl_session.tokens import estimate_messages_tokens
@@ -97,30 +97,40 @@ def write_summary(
     """The summary text for a plan, file lists included."""
     reserve = settings.reserve_tokens
     if plan.messages_to_summarize:
-        history = summarizer.summarize(
+        history = summarized(
+            summarizer,
             SummaryTask(
                 "history",
                 plan.messages_to_summarize,
                 output_budget("history", reserve),
                 previous_summary=plan.previous_summary,
                 instructions=instructions,
-            )
+            ),
         )
     else:
         # Nothing new before the split turn: the earlier summary still stands.
-        history = _without_file_lists(plan.previous_summary) or "No earlier history."
+        history = _without_file_lists(plan.previous_summary) or NO_EARLIER_HISTORY
     summary = history
     if plan.is_split_turn and plan.turn_prefix_messages:
-        prefix = summarizer.summarize(
+        prefix = summarized(
+            summarizer,
             SummaryTask(
                 "turn_prefix",
                 plan.turn_prefix_messages,
                 output_budget("turn_prefix", reserve),
                 instructions=instructions,
-            )
+            ),
         )
         summary = f"{history}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{prefix}"
     return summary + file_lists_text(plan.read_files, plan.modified_files)
+
+
+def summarized(summarizer: Summarizer, task: SummaryTask) -> str:
+    """The summarizer's text for ``task``; CompactionError when it is blank."""
+    text = summarizer.summarize(task)
+    if not text.strip():
+        raise CompactionError(f"the {summarizer.name} summarizer returned an empty summary")
+    return text
 
 
 def _without_file_lists(summary: str | None) -> str:
@@ -147,8 +157,10 @@ def compact(
 
     ``summarizer`` None picks one from the environment (choose_summarizer("auto"):
     offline when no API key is set). Raises CompactionError when there is nothing
-    to compact or the summarizer fails; nothing is written then."""
+    to compact or the summarizer fails, and SessionWriteError when another program
+    wrote to the file meanwhile; nothing is written then."""
     plan = plan_for(session, settings)
+    revision = session.revision  # a model call can take minutes; others may write
     chosen = summarizer if summarizer is not None else choose_summarizer("auto")
     estimated_before = estimate_messages_tokens(session.build_context().messages)
     summary = write_summary(plan, chosen, settings, instructions)
@@ -158,6 +170,7 @@ def compact(
         plan.tokens_before,
         details={"readFiles": plan.read_files, "modifiedFiles": plan.modified_files},
         from_hook=False,
+        expect_revision=revision,
     )
     after = estimate_messages_tokens(session.build_context().messages)
     return CompactionResult(

@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.compaction.prompts import SummaryTask, clip, describe_call
+from jsonl_session.compaction.prompts import NO_EARLIER_HISTORY, SummaryTask, clip, describe_call
 from jsonl_session.providers.history import command_text
 
 ITEM_CHARS = 300
 CHARS_PER_TOKEN = 4  # the ratio the token estimate uses (tokens.py)
 
-_READ_TOOLS = frozenset({"read", "view", "cat", "read_file", "open_file", "ls", "grep", "glob"})
 _WRITE_TOOLS = frozenset(
     {"write", "edit", "create", "write_file", "edit_file", "multi_edit", "str_replace"}
 )
@@ -105,11 +104,13 @@ class _Command:
 @dataclass(slots=True)
 class _Notes:
     sections: dict[str, list[str]] = field(default_factory=dict)
+    _seen: dict[str, set[str]] = field(default_factory=dict)
 
     def drop(self, key: str, prefix: str) -> None:
         """Forget the items of a section that start with ``prefix``."""
         if key in self.sections:
             self.sections[key] = [i for i in self.sections[key] if not i.startswith(prefix)]
+            self._seen.pop(key, None)
 
     def cap(self) -> None:
         """Keep only the newest items of the kinds that pile up round after round."""
@@ -117,14 +118,20 @@ class _Notes:
             items = self.sections.get(key, [])
             matching = [i for i in items if i.startswith(prefix)]
             extra = set(matching[: max(len(matching) - limit, 0)])
-            self.sections[key] = [i for i in items if i not in extra]
+            if extra:
+                self.sections[key] = [i for i in items if i not in extra]
+                self._seen.pop(key, None)
 
     def add(self, key: str, item: str) -> None:
         item = clip(" ".join(item.split()), ITEM_CHARS)
         if not item:
             return
         items = self.sections.setdefault(key, [])
-        if _norm(item) not in {_norm(existing) for existing in items}:
+        if key not in self._seen:
+            self._seen[key] = {_norm(existing) for existing in items}
+        seen = self._seen[key]
+        if _norm(item) not in seen:
+            seen.add(_norm(item))
             items.append(item)
 
 
@@ -154,7 +161,6 @@ class _Facts:
     user_sentences: list[str] = field(default_factory=list)
     assistant_sentences: list[str] = field(default_factory=list)
     summaries: list[str] = field(default_factory=list)
-    read: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     commands: dict[str, _Command] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -179,6 +185,8 @@ def _read(messages: Sequence[dict[str, Any]]) -> _Facts:
         elif role == "toolResult":
             _take_result(message, facts, pending)
         elif role == "bashExecution":
+            if message.get("excludeFromContext"):
+                continue  # the user kept it from the model; keep it out of summaries too
             code = message.get("exitCode")
             failed = bool(message.get("cancelled")) or (isinstance(code, int) and code != 0)
             output = str(message.get("output") or "")
@@ -198,8 +206,6 @@ def _take_call(block: dict[str, Any], facts: _Facts, pending: dict[str, str]) ->
     target = next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
     if target and name in _WRITE_TOOLS:
         _append_new(facts.modified, target)
-    elif target and name in _READ_TOOLS:
-        _append_new(facts.read, target)
     command = arguments.get("command", arguments.get("cmd"))
     if name in _SHELL_TOOLS and isinstance(command, str) and isinstance(block.get("id"), str):
         pending[block["id"]] = command
@@ -290,6 +296,8 @@ def _take_previous(summary: str, notes: _Notes) -> None:
         stripped = line.strip()
         if not stripped or stripped == "---" or stripped in ("(none)", "- (none)"):
             continue
+        if stripped == NO_EARLIER_HISTORY:
+            continue
         if stripped.startswith("#"):
             heading = stripped.lstrip("#").strip().lower()
             key = next((k for word, k in _HEADING_KEYS if word in heading), "context")
@@ -318,13 +326,20 @@ def _focus(facts: _Facts, instructions: str) -> list[str]:
 
 def _render(notes: _Notes, keys: Sequence[str], budget_chars: int) -> str:
     sections = {k: list(notes.sections.get(k, [])) for k in keys}
-    while len(_layout(sections)) > budget_chars:
+    text = _layout(sections)
+    excess = len(text) - budget_chars
+    while excess > 0:
         victim = next((k for k in _DROP_ORDER if k in sections and len(sections[k]) > 1), None)
         if victim is None:
             victim = next((k for k in reversed(keys) if len(sections[k]) > 1), None)
         if victim is None:
             break
-        del sections[victim][0]  # the oldest item of the least important section
+        # the oldest item of the least important section; its line and bullet go
+        count = len(sections[victim])
+        excess -= len(_bullet(victim, count)) + len(sections[victim].pop(0)) + 1
+        if excess <= 0:
+            text = _layout(sections)  # bullets differ in width: check exactly
+            excess = len(text) - budget_chars
     return _layout(sections)
 
 
@@ -338,17 +353,17 @@ def _layout(sections: dict[str, list[str]]) -> str:
         lines.append(_TITLES[key])
         if not items:
             lines.append("- (none)")
-        for number, item in enumerate(items, 1):
-            if key == "done":
-                lines.append(f"- [x] {item}")
-            elif key == "in_progress":
-                lines.append(f"- [ ] {item}")
-            elif key == "next":
-                lines.append(f"{number}. {item}")
-            else:
-                lines.append(f"- {item}")
+        lines.extend(_bullet(key, number) + item for number, item in enumerate(items, 1))
         lines.append("")
     return "\n".join(lines).strip()
+
+
+def _bullet(key: str, number: int) -> str:
+    if key == "done":
+        return "- [x] "
+    if key == "in_progress":
+        return "- [ ] "
+    return f"{number}. " if key == "next" else "- "
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

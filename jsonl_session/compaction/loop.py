@@ -32,10 +32,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # What providers say when the request is larger than the window (facts about their
-# error texts: Anthropic "prompt is too long" and 413 "request_too_large"; OpenAI
+# error texts: Anthropic "prompt is too long", "input length and `max_tokens` exceed
+# context limit" and 413 "request_too_large"; OpenAI
 # "context_length_exceeded", "exceeds the context window", "maximum context length").
 _OVERFLOW = re.compile(
-    r"prompt is too long|request_too_large|exceeds the context window|"
+    r"prompt is too long|request_too_large|exceeds the context window|exceeds? context limit|"
     r"maximum context length|context[_ ]length[_ ]exceeded|input is too long|"
     r"too many (?:input )?tokens|token limit exceeded|reduce the length of the messages",
     re.IGNORECASE,
@@ -44,16 +45,14 @@ _NOT_OVERFLOW = re.compile(r"rate limit|too many requests", re.IGNORECASE)
 
 
 def is_context_overflow(error: BaseException | str) -> bool:
-    """Whether an SDK error (or an error message) says the context is too large."""
+    """Whether an SDK's HTTP error (or an error message) says the context is too
+    large. Exceptions that are not HTTP errors (no ``status_code``) never are."""
     if isinstance(error, str):
         return bool(_OVERFLOW.search(error)) and not _NOT_OVERFLOW.search(error)
     status = getattr(error, "status_code", None)
-    if status == 429:
+    if not isinstance(status, int) or status == 429:
         return False
-    code = getattr(error, "code", None)
-    if code == "context_length_exceeded":
-        return True
-    if status == 413:
+    if status == 413 or getattr(error, "code", None) == "context_length_exceeded":
         return True
     texts = [str(error), str(getattr(error, "message", ""))]
     body = getattr(error, "body", None)

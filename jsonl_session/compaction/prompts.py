@@ -21,6 +21,9 @@ from jsonl_session.providers.history import plain_message
 
 TaskKind = Literal["history", "turn_prefix", "branch"]
 
+NO_EARLIER_HISTORY = "(No earlier history.)"
+"""The history part of a split-turn summary when nothing before the turn is new."""
+
 TOOL_OUTPUT_CHARS = 2000
 """Longest tool output (and thinking block) the summarizer reads, in characters."""
 

@@ -78,7 +78,10 @@ def plan_prune(path: Sequence[StoredEntry], settings: PruneSettings = PruneSetti
         if entry.id in already:
             continue
         message = entry.data().get("message")
-        if not isinstance(message, dict) or message.get("toolName") in settings.protected_tools:
+        if not isinstance(message, dict):
+            continue
+        tool = message.get("toolName")
+        if isinstance(tool, str) and tool in settings.protected_tools:
             continue
         tokens = estimate_tokens(message)
         if kept_tokens < settings.protect_tokens:
@@ -105,6 +108,7 @@ def prune(session: Session, settings: PruneSettings = PruneSettings()) -> PruneR
     """Prune the session's current branch; raises CompactionError when nothing is
     worth pruning (saying how much the candidates hold against the minimum)."""
     path = session.branch_path()
+    revision = session.revision
     plan = plan_prune(path, settings)
     if not plan.worthwhile:
         raise CompactionError(
@@ -114,6 +118,6 @@ def prune(session: Session, settings: PruneSettings = PruneSettings()) -> PruneR
         )
     before = estimate_messages_tokens(session.build_context().messages)
     data = {"entryIds": plan.entry_ids, "tokensSaved": plan.tokens_saved}
-    entry_id = session.append_custom(PRUNE_MARKER_TYPE, data)
+    entry_id = session.append_custom(PRUNE_MARKER_TYPE, data, expect_revision=revision)
     after = estimate_messages_tokens(session.build_context().messages)
     return PruneResult(entry_id, plan, before, after)

@@ -19,8 +19,7 @@ from jsonl_session.errors import CompactionError
 from jsonl_session.providers.anthropic import to_anthropic
 from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 
-SummarizerName = Literal["auto", "offline", "anthropic", "openai"]
-SUMMARIZER_NAMES: tuple[str, ...] = ("auto", "offline", "anthropic", "openai")
+SUMMARIZER_NAMES: tuple[str, ...] = ("auto", "offline", "anthropic", "openai", "openai-chat")
 ANTHROPIC_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 OPENAI_KEY_VARIABLE = "OPENAI_API_KEY"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
@@ -42,7 +41,7 @@ def _prompt_message(task: SummaryTask) -> list[dict[str, Any]]:
 
 def _missing_key(variable: str) -> CompactionError:
     return CompactionError(
-        f"no API key: set {variable} (or pass api_key), or use the offline summarizer "
+        f"no API key: set {variable}, or use the offline summarizer "
         "(--summarizer offline), which needs no key"
     )
 
@@ -168,5 +167,5 @@ def choose_summarizer(name: str = "auto", model: str | None = None) -> Summarize
         return OpenAISummarizer(model, api="responses")
     if name == "openai-chat":
         return OpenAISummarizer(model, api="chat")
-    known = ", ".join([*SUMMARIZER_NAMES, "openai-chat"])
+    known = ", ".join(SUMMARIZER_NAMES)
     raise CompactionError(f"unknown summarizer {name!r}: use one of {known}")
