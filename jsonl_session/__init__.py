@@ -18,7 +18,9 @@ from jsonl_session.errors import (
     SessionTreeError,
     SessionWriteError,
 )
+from jsonl_session.export import ExportResult, export_session
 from jsonl_session.jsonl import StoredEntry
+from jsonl_session.listing import SessionInfo, latest_session, list_sessions
 from jsonl_session.loader import LoadedFile, load_entries
 from jsonl_session.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
 from jsonl_session.problems import Problem
@@ -33,6 +35,7 @@ __all__ = [
     "CompactionError",
     "CompactionSettings",
     "EntryValidationError",
+    "ExportResult",
     "ExtractiveSummarizer",
     "JsonlSessionError",
     "LoadedFile",
@@ -40,6 +43,7 @@ __all__ = [
     "Session",
     "SessionContext",
     "SessionFormatError",
+    "SessionInfo",
     "SessionTreeError",
     "SessionWriteError",
     "StoredEntry",
@@ -48,5 +52,8 @@ __all__ = [
     "branch_with_summary",
     "build_context",
     "compact",
+    "export_session",
+    "latest_session",
+    "list_sessions",
     "load_entries",
 ]
