@@ -93,22 +93,33 @@ def context_from_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> S
             messages.append(pruned_output(message, entry.id) if entry.id in pruned else message)
 
     messages: list[dict[str, Any]] = []
-    if compaction_at is None:
-        for position in range(len(path)):
-            emit(position)
-        return SessionContext(messages, thinking_level, model)
-
-    compaction = path[compaction_at].data()
-    messages.append(_derived("compactionSummary", compaction, ("summary", "tokensBefore")))
-    first_kept = compaction.get("firstKeptEntryId")
-    keeping = False
-    for position in range(compaction_at):
-        keeping = keeping or path[position].id == first_kept
-        if keeping:
-            emit(position)
-    for position in range(compaction_at + 1, len(path)):
+    first_kept = None
+    if compaction_at is not None:
+        compaction = path[compaction_at].data()
+        messages.append(_derived("compactionSummary", compaction, ("summary", "tokensBefore")))
+        first_kept = compaction.get("firstKeptEntryId")
+    for position in kept_positions(path, compaction_at, first_kept):
         emit(position)
     return SessionContext(messages, thinking_level, model)
+
+
+def kept_positions(
+    path: Sequence[StoredEntry], compaction_at: int | None, first_kept: Any
+) -> list[int]:
+    """Positions on ``path`` whose entries the context draws on, given the last
+    compaction's position and its first kept id: from the first kept entry up to the
+    compaction, then everything after it (everything when there is no compaction)."""
+    if compaction_at is None:
+        return list(range(len(path)))
+    start = next((i for i in range(compaction_at) if path[i].id == first_kept), compaction_at)
+    return [*range(start, compaction_at), *range(compaction_at + 1, len(path))]
+
+
+def context_positions(path: Sequence[StoredEntry]) -> list[int]:
+    """kept_positions for the last compaction on ``path``."""
+    last = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
+    kept = path[last].data().get("firstKeptEntryId") if last is not None else None
+    return kept_positions(path, last, kept)
 
 
 _MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})

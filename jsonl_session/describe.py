@@ -11,6 +11,21 @@ from typing import Any
 from jsonl_session.jsonl import StoredEntry
 
 
+def text_parts(content: Any) -> list[str]:
+    """The texts of a message's content: the string itself, or its text blocks."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
+
+
 def message_text(message: dict[str, Any]) -> str:
     """The text a message carries (text blocks joined by spaces; tool calls named)."""
     content = message.get("content")

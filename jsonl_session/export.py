@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from jsonl_session.describe import one_line
 from jsonl_session.errors import SessionTreeError, SessionWriteError
 from jsonl_session.jsonio import dumps
 from jsonl_session.jsonl import StoredEntry
 from jsonl_session.redact import Redactor
 from jsonl_session.session import Session
-from jsonl_session.transcript import EntryView, Part, Run, iter_runs, one_line, runs_of, view_entry
+from jsonl_session.transcript import EntryView, Part, Run, iter_runs, runs_of, view_entry
 
 ExportFormat = Literal["markdown", "html", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("markdown", "html", "json")

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from jsonl_session.describe import text_parts
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.ids import timestamp_to_ms
 from jsonl_session.jsonio import NotJson
@@ -151,20 +152,8 @@ def _message_time(message_timestamp: Any, entry_timestamp: Any) -> float | None:
 
 
 def _text_of(message: Any) -> str:
-    if not isinstance(message, dict):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return " ".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    )
+    # Text blocks joined by spaces, as pi's listing joins them.
+    return " ".join(text_parts(message.get("content"))) if isinstance(message, dict) else ""
 
 
 def _str_or_none(value: Any) -> str | None:

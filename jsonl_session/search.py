@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jsonl_session.describe import text_parts
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.jsonio import NotJson
 from jsonl_session.jsonl import NotAnObject, decode_envelope, loads_object, split_lines
@@ -113,17 +114,8 @@ def _texts(entry: dict[str, Any]) -> list[str]:
     message = entry.get("message")
     if not isinstance(message, dict):
         return []
-    content = message.get("content")
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
     # Text blocks joined by spaces, as pi's listing joins them.
-    texts = [
-        b["text"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    ]
+    texts = text_parts(message.get("content"))
     return [" ".join(texts)] if texts else []
 
 

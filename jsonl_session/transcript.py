@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from jsonl_session.describe import one_line
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.jsonl import StoredEntry
 from jsonl_session.loader import load_entries
@@ -65,11 +66,6 @@ class EntryView:
         first = next((p.text for p in self.parts if p.kind != "image" and p.text), "")
         text = one_line(first, width) if first else ""
         return f"{self.heading}: {text}" if text else self.heading
-
-
-def one_line(text: str, width: int = 72) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def dump_json(value: Any, *, indent: bool = True) -> str:

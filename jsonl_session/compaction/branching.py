@@ -124,11 +124,8 @@ def _messages_within(
     for entry in entries:
         if entry.type == "branch_summary":
             data = entry.data()
-            details = data.get("details")
-            if not data.get("fromHook") and isinstance(details, dict):
-                files.read.update(f for f in details.get("readFiles") or () if isinstance(f, str))
-                modified = details.get("modifiedFiles") or ()
-                files.edited.update(f for f in modified if isinstance(f, str))
+            if not data.get("fromHook"):
+                files.add_details(data.get("details"))
     messages: list[dict[str, Any]] = []
     total = 0
     for entry in reversed(entries):

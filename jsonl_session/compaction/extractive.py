@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonl_session.compaction.prompts import NO_EARLIER_HISTORY, SummaryTask, clip, describe_call
+from jsonl_session.describe import text_parts
 from jsonl_session.providers.history import command_text
 
 ITEM_CHARS = 300
@@ -371,10 +372,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    texts = [b.get("text") for b in _blocks(content) if b.get("type") == "text"]
-    return "\n".join(t for t in texts if isinstance(t, str))
+    return "\n".join(text_parts(content))
 
 
 def _sentences(text: str) -> list[str]:

@@ -154,6 +154,13 @@ class FileOperations:
                 str(block.get("name")), set()
             ).add(target)
 
+    def add_details(self, details: Any) -> None:
+        """Carry the file lists of an earlier summary's ``details`` forward."""
+        if not isinstance(details, dict):
+            return
+        self.read.update(f for f in details.get("readFiles") or () if isinstance(f, str))
+        self.edited.update(f for f in details.get("modifiedFiles") or () if isinstance(f, str))
+
     def lists(self) -> tuple[list[str], list[str]]:
         """(files only read, files modified), each sorted as JavaScript sorts strings."""
         modified = self.edited | self.written
@@ -220,10 +227,8 @@ def prepare_compaction(
         else []
     )
     files = FileOperations()
-    details = previous_data.get("details")
-    if previous >= 0 and not previous_data.get("fromHook") and isinstance(details, dict):
-        files.read.update(f for f in details.get("readFiles") or () if isinstance(f, str))
-        files.edited.update(f for f in details.get("modifiedFiles") or () if isinstance(f, str))
+    if previous >= 0 and not previous_data.get("fromHook"):
+        files.add_details(previous_data.get("details"))
     for _, message in [*summarize, *prefix]:
         files.add_from(message)
     read_files, modified_files = files.lists()

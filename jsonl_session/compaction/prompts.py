@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from jsonl_session.describe import text_parts
 from jsonl_session.jsonio import dumps
 from jsonl_session.providers.history import plain_message
 
@@ -176,13 +177,13 @@ def render_transcript(messages: Sequence[dict[str, Any]]) -> str:
             continue
         role = message.get("role")
         if role == "user":
-            text = "".join(_texts(message.get("content")))
+            text = "".join(text_parts(message.get("content")))
             if text:
                 parts.append(f"[user]\n{text}")
         elif role == "assistant":
             parts.extend(_assistant_parts(message))
         elif role == "toolResult":
-            text = "".join(_texts(message.get("content")))
+            text = "".join(text_parts(message.get("content")))
             name = message.get("toolName") or "tool"
             status = " (error)" if message.get("isError") else ""
             if text:
@@ -234,15 +235,3 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n[... {len(text) - limit} more characters not shown]"
-
-
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    return [
-        b["text"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    ]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jsonl_session.context import pruned_entry_ids
+from jsonl_session.context import context_positions, pruned_entry_ids
 from jsonl_session.errors import CompactionError
 from jsonl_session.jsonl import StoredEntry
 from jsonl_session.model import PRUNE_MARKER_TYPE
@@ -67,7 +67,7 @@ def plan_prune(path: Sequence[StoredEntry], settings: PruneSettings = PruneSetti
     kept_tokens = 0
     candidates: list[str] = []
     saved = 0
-    for position in reversed(_in_context(path)):
+    for position in reversed(context_positions(path)):
         entry = path[position]
         if entry.type != "message":
             continue
@@ -92,16 +92,6 @@ def plan_prune(path: Sequence[StoredEntry], settings: PruneSettings = PruneSetti
     if saved < settings.minimum_tokens or not candidates:
         return PrunePlan([], 0, saved)
     return PrunePlan(list(reversed(candidates)), saved, saved)
-
-
-def _in_context(path: Sequence[StoredEntry]) -> list[int]:
-    """Positions of the entries whose messages the context holds (after compaction)."""
-    last = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
-    if last is None:
-        return list(range(len(path)))
-    kept = path[last].data().get("firstKeptEntryId")
-    start = next((i for i in range(last) if path[i].id == kept), last)
-    return [*range(start, last), *range(last + 1, len(path))]
 
 
 def prune(session: Session, settings: PruneSettings = PruneSettings()) -> PruneResult:

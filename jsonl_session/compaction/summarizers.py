@@ -39,11 +39,14 @@ def _prompt_message(task: SummaryTask) -> list[dict[str, Any]]:
     return [{"role": "user", "content": [{"type": "text", "text": prompt_for(task)}]}]
 
 
-def _missing_key(variable: str) -> CompactionError:
-    return CompactionError(
-        f"no API key: set {variable}, or use the offline summarizer "
-        "(--summarizer offline), which needs no key"
-    )
+def _api_key(given: str | None, variable: str) -> str:
+    key = given or os.environ.get(variable)
+    if not key:
+        raise CompactionError(
+            f"no API key: set {variable}, or use the offline summarizer "
+            "(--summarizer offline), which needs no key"
+        )
+    return key
 
 
 def _failed(provider: str, exc: Exception) -> CompactionError:
@@ -69,9 +72,7 @@ class AnthropicSummarizer:
     ) -> None:
         self.model = model or DEFAULT_ANTHROPIC_MODEL
         if client is None:
-            key = api_key or os.environ.get(ANTHROPIC_KEY_VARIABLE)
-            if not key:
-                raise _missing_key(ANTHROPIC_KEY_VARIABLE)
+            key = _api_key(api_key, ANTHROPIC_KEY_VARIABLE)
             import anthropic
 
             client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout)
@@ -114,9 +115,7 @@ class OpenAISummarizer:
         self.model = model or DEFAULT_OPENAI_MODEL
         self.api = api
         if client is None:
-            key = api_key or os.environ.get(OPENAI_KEY_VARIABLE)
-            if not key:
-                raise _missing_key(OPENAI_KEY_VARIABLE)
+            key = _api_key(api_key, OPENAI_KEY_VARIABLE)
             import openai
 
             client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout)
