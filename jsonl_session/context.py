@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonl_session.ids import MISSING, timestamp_to_ms
-from jsonl_session.jsonl import StoredEntry
+from jsonl_session.jsonl import StoredEntry, loads_object, raw_lines
 from jsonl_session.model import PRUNE_MARKER_TYPE
 from jsonl_session.tree import TreeIndex
 
@@ -65,42 +65,45 @@ def context_from_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> S
     outputs named by our prune entries on the path are replaced by a placeholder
     (our extension; pi shows them whole, as ``pruning=False`` does)."""
     pruned = pruned_entry_ids(path) if pruning else set()
-    thinking_level = "off"
-    model: dict[str, Any] | None = None
-    compaction_at: int | None = None
-    decoded: dict[int, dict[str, Any]] = {}
-    for position, entry in enumerate(path):
-        kind = entry.type
-        if kind == "thinking_level_change":
-            level = entry.data().get("thinkingLevel")
-            thinking_level = level if isinstance(level, str) else thinking_level
-        elif kind == "model_change":
-            data = entry.data()
-            model = _model(data, "provider", "modelId")
-        elif kind == "message" and entry.role == "assistant":
-            data = decoded[position] = entry.data()
-            model = _model(data.get("message", {}), "provider", "model")
-        elif kind == "compaction":
-            compaction_at = position
-
-    def emit(position: int) -> None:
-        entry = path[position]
-        if entry.type not in _MESSAGE_TYPES:
-            return
-        data = decoded.get(position)
-        message = as_message(entry.type, data if data is not None else entry.data())
-        if message is not None:
-            messages.append(pruned_output(message, entry.id) if entry.id in pruned else message)
-
+    thinking_level, model = _settings(path)
+    compaction_at = next(
+        (i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None
+    )
     messages: list[dict[str, Any]] = []
     first_kept = None
     if compaction_at is not None:
         compaction = path[compaction_at].data()
         messages.append(_derived("compactionSummary", compaction, ("summary", "tokensBefore")))
         first_kept = compaction.get("firstKeptEntryId")
-    for position in kept_positions(path, compaction_at, first_kept):
-        emit(position)
+    kept = [
+        path[i]
+        for i in kept_positions(path, compaction_at, first_kept)
+        if path[i].type in _MESSAGE_TYPES
+    ]
+    for entry, raw in zip(kept, raw_lines(kept), strict=True):
+        message = as_message(entry.type, loads_object(raw))
+        if message is not None:
+            messages.append(pruned_output(message, entry.id) if entry.id in pruned else message)
     return SessionContext(messages, thinking_level, model)
+
+
+def _settings(path: Sequence[StoredEntry]) -> tuple[str, dict[str, Any] | None]:
+    """The thinking level and model in force at the end of ``path``: the last ones
+    set on it (a model by a model change or an assistant message)."""
+    thinking_level: str | None = None
+    model: dict[str, Any] | None = None
+    for entry in reversed(path):
+        kind = entry.type
+        if thinking_level is None and kind == "thinking_level_change":
+            level = entry.data().get("thinkingLevel")
+            thinking_level = level if isinstance(level, str) else None
+        elif model is None and kind == "model_change":
+            model = _model(entry.data(), "provider", "modelId")
+        elif model is None and kind == "message" and entry.role == "assistant":
+            model = _model(entry.data().get("message", {}), "provider", "model")
+        if thinking_level is not None and model is not None:
+            break
+    return thinking_level or "off", model
 
 
 def kept_positions(

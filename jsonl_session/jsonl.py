@@ -11,13 +11,17 @@ disk writes are store.py's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+import os
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
 
 import msgspec
 
-from jsonl_session.jsonio import decode_any, dumps, is_utf8
+from jsonl_session.errors import SessionFormatError
+from jsonl_session.jsonio import NotJson, decode_any, dumps, is_utf8
 from jsonl_session.model import LEAF_MARKER_TYPE, SessionEntry, UnknownEntry, entry_from_dict
 
 BOM = b"\xef\xbb\xbf"
@@ -65,12 +69,14 @@ def consumed_length(data: bytes) -> int:
     return data.rfind(b"\n") + 1
 
 
-class _MessageEnvelope(msgspec.Struct):
+class _MessageEnvelope(msgspec.Struct, gc=False):
     role: Any = None
     timestamp: Any = None
 
 
-class _Envelope(msgspec.Struct, rename="camel"):
+class BulkEnvelope(msgspec.Struct, rename="camel", gc=False):
+    """The envelope as msgspec decodes it (see Envelope for the checked form)."""
+
     type: Any = None
     id: Any = None
     parent_id: Any = msgspec.UNSET
@@ -79,7 +85,7 @@ class _Envelope(msgspec.Struct, rename="camel"):
     message: _MessageEnvelope | None = None
 
 
-_envelope_decoder = msgspec.json.Decoder(_Envelope)
+envelope_decoder = msgspec.json.Decoder(BulkEnvelope)
 
 
 @dataclass(slots=True)
@@ -103,7 +109,7 @@ class NotAnObject(ValueError):
 def decode_envelope(raw: bytes) -> Envelope:
     """Decode the envelope of one line; raise NotJson or NotAnObject."""
     try:
-        env = _envelope_decoder.decode(raw)
+        env = envelope_decoder.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         # Another shape (null, 42, a message that is a string), bytes msgspec
         # refuses, or invalid JSON: decode_any tells which.
@@ -156,19 +162,47 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@dataclass(slots=True)
-class StoredEntry:
-    """An entry as loaded: its envelope, its exact bytes and where they live.
+class LineSource:
+    """The file a session was read from, held open so the bytes of entries not kept
+    in memory can be read back by offset without rereading the file.
 
-    ``raw`` is the JSON text of the line as it is (or will be) on disk; when a
-    migration changed the entry, ``raw`` is the migrated text and ``migrated`` is
-    set. Bodies are decoded on request by `data()` and `typed()`, fresh each time,
-    so callers may change what they get without changing the session.
+    Holding the descriptor (not the path) means a file replaced by a rename still
+    reads as it was when indexed; an entry checks what it reads (see StoredEntry.raw).
+    """
+
+    __slots__ = ("__weakref__", "_close", "fd", "path")
+
+    def __init__(self, path: Path | None, fd: int) -> None:
+        self.path = path
+        self.fd = fd
+        self._close = weakref.finalize(self, os.close, fd)
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` and the one byte after them (if any)."""
+        try:
+            return os.pread(self.fd, length + 1, offset)
+        except OSError as exc:
+            raise SessionFormatError(
+                self.path, None, f"cannot read: {exc.strerror or exc}"
+            ) from None
+
+    def close(self) -> None:
+        self._close()
+
+
+class StoredEntry(msgspec.Struct, gc=False):
+    """An entry as loaded: its envelope, where its line lives, and its exact bytes.
+
+    Short lines keep their bytes in memory (``inline``); longer ones of a large file
+    are read back from ``source`` when asked for, so opening a session holds the
+    envelopes, not the bodies. ``raw`` is the JSON text of the line as it is (or will
+    be) on disk; when a migration changed the entry, ``raw`` is the migrated text and
+    ``migrated`` is set. Bodies are decoded on request by `data()` and `typed()`,
+    fresh each time, so callers may change what they get without changing the session.
     """
 
     line: int
     offset: int
-    raw: bytes
     type: str
     id: str
     parent_id: str | None
@@ -176,14 +210,16 @@ class StoredEntry:
     role: str | None = None
     custom_type: str | None = None
     message_timestamp: Any = None
-    migrated: bool = field(default=False)
+    migrated: bool = False
+    length: int = 0
+    inline: bytes | None = None
+    source: LineSource | None = None
 
     @classmethod
     def from_envelope(cls, env: Envelope, line: int, offset: int, raw: bytes) -> StoredEntry:
         return cls(
             line=line,
             offset=offset,
-            raw=raw,
             type=env.type or "",
             id=_text(env.id) or "",
             parent_id=_text(env.parent_id),
@@ -191,6 +227,42 @@ class StoredEntry:
             role=_text(env.role),
             custom_type=_text(env.custom_type),
             message_timestamp=env.message_timestamp,
+            length=len(raw),
+            inline=raw,
+        )
+
+    @property
+    def raw(self) -> bytes:
+        if self.inline is not None:
+            return self.inline
+        if self.source is None:
+            raise SessionFormatError(None, self.line, "entry has neither bytes nor a file")
+        return self.checked(self.source.read(self.offset, self.length), 0)
+
+    def checked(self, block: bytes, at: int) -> bytes:
+        """This entry's line, cut from ``block`` (read from its source) at ``at``,
+        after checking it is still this entry's line."""
+        end = at + self.length
+        body = block[at:end]
+        if len(body) != self.length or block[end : end + 1] not in (b"", b"\n", b"\r"):
+            self._changed()
+        written_plainly = not self.id or b'"id":' + dumps(self.id) in body
+        if not written_plainly and _text(_envelope_id(body)) != self.id:
+            self._changed()
+        return body
+
+    def set_raw(self, value: bytes) -> None:
+        """Hold ``value`` as this entry's line (a migration rewrote it)."""
+        self.inline = value
+        self.length = len(value)
+
+    def _changed(self) -> NoReturn:
+        path = self.source.path if self.source is not None else None
+        raise SessionFormatError(
+            path,
+            self.line,
+            f"entry {self.id} is no longer where it was when the file was read "
+            "(the file was rewritten since); open it again",
         )
 
     def data(self) -> dict[str, Any]:
@@ -204,6 +276,51 @@ class StoredEntry:
     @property
     def is_leaf_marker(self) -> bool:
         return self.type == "custom" and self.custom_type == LEAF_MARKER_TYPE
+
+
+_BLOCK_BYTES = 4 << 20  # one read covers at most this much
+_GAP_BYTES = 64 << 10  # entries this close share a read
+
+
+def raw_lines(entries: Sequence[StoredEntry]) -> list[bytes]:
+    """The lines of many entries, as `StoredEntry.raw` gives them one by one, but read
+    from disk in blocks: entries near each other in the file cost one read."""
+    out: list[bytes] = []
+    index = 0
+    count = len(entries)
+    while index < count:
+        first = entries[index]
+        source = first.source
+        if first.inline is not None or source is None:
+            out.append(first.raw)
+            index += 1
+            continue
+        stop = index + 1
+        end = first.offset + first.length + 1
+        while stop < count:
+            entry = entries[stop]
+            if entry.inline is None and (
+                entry.source is not source
+                or not end <= entry.offset < end + _GAP_BYTES
+                or entry.offset + entry.length - first.offset > _BLOCK_BYTES
+            ):
+                break
+            if entry.inline is None:
+                end = entry.offset + entry.length + 1
+            stop += 1
+        block = source.read(first.offset, end - first.offset)
+        for entry in entries[index:stop]:
+            on_disk = entry.inline is None
+            out.append(entry.checked(block, entry.offset - first.offset) if on_disk else entry.raw)
+        index = stop
+    return out
+
+
+def _envelope_id(raw: bytes) -> Any:
+    try:
+        return decode_envelope(raw).id
+    except (NotJson, NotAnObject):
+        return None
 
 
 def file_bytes(header: dict[str, Any] | bytes, lines: Iterable[bytes]) -> bytes:

@@ -1,41 +1,37 @@
 """Loading a session file: bytes to a checked header, entries, and problems.
 
-Owns the read path end to end (split lines, check the header, decode envelopes,
-migrate in memory) and the rules for damaged input: a torn last line, a bad line
-in the middle, a line that is JSON but not an entry. Nothing here writes; a read
-never changes the file. Tree checks (duplicates, parents, cycles) are tree.py's.
+Owns the read path end to end: open the file, check the header, have reading.py sort
+out the lines after it, migrate in memory. A large version-3 file is read in chunks
+and its bodies stay on disk; others are read whole. What one line is (an entry, a bad
+line, a torn tail) is reading.py's rule. Nothing here writes; a read never changes
+the file. Tree checks (duplicates, parents, cycles) are tree.py's.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import Any
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.jsonio import NotJson, decode_any, is_utf8
-from jsonl_session.jsonl import (
-    NotAnObject,
-    RawLine,
-    StoredEntry,
-    consumed_length,
-    decode_envelope,
-    split_lines,
-)
+from jsonl_session.jsonl import BOM, LineSource, RawLine, StoredEntry, split_lines
 from jsonl_session.migrate import MigrationState, migrate
 from jsonl_session.model import CURRENT_VERSION
 from jsonl_session.problems import Problem
+from jsonl_session.reading import (
+    CHUNK_BYTES,
+    BadLine,
+    ReadLines,
+    file_regions,
+    read_appended,
+    scan_regions,
+    split_by_id,
+)
 
-
-@dataclass(slots=True)
-class BadLine:
-    """A non-blank line that carries no entry; kept so rewrites keep it too."""
-
-    line: int
-    offset: int
-    raw: bytes
+__all__ = ["BadLine", "LoadedFile", "load_entries", "parse_session_bytes", "read_appended"]
 
 
 @dataclass(slots=True)
@@ -66,19 +62,21 @@ class LoadedFile:
         return self.version_read <= CURRENT_VERSION
 
 
+WHOLE_READ_BYTES = 1 << 20  # smaller files are read whole and kept in memory
+_HEADER_PROBE_BYTES = 64 << 10
+
+
 def load_entries(path: Path | str) -> LoadedFile:
-    """Read and check a session file; raise SessionFormatError if it has no usable header."""
+    """Read and check a session file; raise SessionFormatError if it has no usable header.
+
+    A large version-3 file is read in chunks, and its entries keep only short lines in
+    memory; the rest are read back by offset when a body is needed (see
+    jsonl.LineSource). Anything else is read whole.
+    """
     file_path = Path(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (regular files ignore it).
         fd = os.open(file_path, os.O_RDONLY | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as handle:
-            stat = os.fstat(fd)
-            if S_ISDIR(stat.st_mode):
-                raise IsADirectoryError
-            if not S_ISREG(stat.st_mode):
-                raise SessionFormatError(file_path, None, "not a regular file")
-            data = handle.read()
     except FileNotFoundError:
         raise SessionFormatError(file_path, None, "no such file") from None
     except IsADirectoryError:
@@ -87,143 +85,124 @@ def load_entries(path: Path | str) -> LoadedFile:
         raise SessionFormatError(file_path, None, "permission denied") from None
     except OSError as exc:  # a socket (ENXIO), an I/O error...
         raise SessionFormatError(file_path, None, exc.strerror or str(exc)) from None
-    loaded = parse_session_bytes(data, file_path)
+    # The source owns the descriptor from here on: entries left on disk read through
+    # it, and it is closed once nothing refers to it (at once, for a file read whole).
+    source = LineSource(file_path, fd)
+    try:
+        stat = os.fstat(fd)
+        if S_ISDIR(stat.st_mode):
+            raise SessionFormatError(file_path, None, "is a directory, not a session file")
+        if not S_ISREG(stat.st_mode):
+            raise SessionFormatError(file_path, None, "not a regular file")
+        loaded = None
+        if stat.st_size > WHOLE_READ_BYTES:
+            loaded = _load_in_chunks(source, file_path)
+        if loaded is None:
+            loaded = parse_session_bytes(_read_all(fd), file_path)
+    except OSError as exc:
+        raise SessionFormatError(file_path, None, exc.strerror or str(exc)) from None
     loaded.identity = (stat.st_dev, stat.st_ino)
     return loaded
 
 
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, CHUNK_BYTES):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _load_in_chunks(source: LineSource, path: Path) -> LoadedFile | None:
+    """A version-3 (or newer) file read in chunks, bodies left on disk; None for any
+    other file (an older version, a damaged header), which is read whole instead."""
+    fd = source.fd
+    start = os.read(fd, _HEADER_PROBE_BYTES)
+    header_line = _header_line(start)
+    if header_line is None or not header_line.terminated:
+        return None
+    try:
+        header, _ = _read_header([header_line], path)
+    except SessionFormatError:
+        return None  # read whole, for the full story of what is wrong
+    version = header.get("version")
+    if not isinstance(version, int) or version < CURRENT_VERSION:
+        return None
+    after = start.index(b"\n", header_line.offset) + 1
+    regions = file_regions(fd, after)
+    read = scan_regions(regions, after, header_line.number + 1, source=source)
+    return _assemble(header, header_line, read, path)
+
+
 def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
-    lines = split_lines(data)
-    if not lines:
+    header_line = _header_line(data)
+    if header_line is None:
         raise SessionFormatError(path, 1, "file is empty; a session file starts with a header line")
-    header, header_line = _read_header(lines, path)
-    version_field = header.get("version")
+    try:
+        header, _ = _read_header([header_line], path)
+    except SessionFormatError:
+        _read_header(split_lines(data), path)  # the same error, told with the whole file
+        raise
+    after = data.index(b"\n", header_line.offset) + 1 if header_line.terminated else len(data)
+    rest = data[after:]
+    read = scan_regions(iter([rest]), after, header_line.number + 1)
+    return _assemble(header, header_line, read, path)
+
+
+def _header_line(data: bytes) -> RawLine | None:
+    """The first non-blank line (after a byte order mark), or None if there is none."""
+    pos = len(BOM) if data.startswith(BOM) else 0
+    number = 1
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        terminated = end != -1
+        if not terminated:
+            end = len(data)
+        raw = data[pos:end].removesuffix(b"\r")
+        if raw.strip():
+            return RawLine(number, pos, raw, terminated)
+        number += 1
+        pos = end + 1
+    return None
+
+
+def _assemble(
+    header: dict[str, Any], header_line: RawLine, read: ReadLines, path: Path | None
+) -> LoadedFile:
     problems: list[Problem] = []
-    all_utf8 = is_utf8(data)  # one pass over the buffer instead of one per line
-    if not all_utf8 and not is_utf8(header_line.raw):
+    if not is_utf8(header_line.raw):
         message = "bytes that are not UTF-8 were read as U+FFFD"
         problems.append(Problem("invalid-utf8", message, header_line.number))
-    read = classify_lines(lines[1:], check_utf8=not all_utf8)
     problems.extend(read.problems)
     entries = read.entries
-    version, header_damaged = _effective_version(version_field, entries, header_line, problems)
+    version, header_damaged = _effective_version(
+        header.get("version"), entries, header_line, problems
+    )
     ordinals = {ordinal: index for index, ordinal in enumerate(read.ordinals)}
     state = MigrationState(header=header, entries=entries, ordinals=ordinals)
     applied = migrate(state, version) if version < CURRENT_VERSION else []
     problems.extend(state.problems)
-    valid, without_ids = _split_by_id(entries)
-    problems.extend(without_ids.problems)
-    torn = read.torn
-    last = lines[-1]
-    complete_through = len(data) if not last.terminated and torn is None else consumed_length(data)
+    before = len(read.problems)
+    split_by_id(read)  # after migrating: version 1 entries get their ids there
+    problems.extend(read.problems[before:])
+    if not header_line.terminated:
+        end_offset, last_line = read.size, header_line.number
+    else:
+        end_offset, last_line = read.complete_through, read.next_number - 1
     return LoadedFile(
         path=path,
         header=header,
         version_read=version,
-        entries=valid,
-        bad_lines=read.bad + without_ids.bad,
+        entries=read.entries,
+        bad_lines=read.bad,
         problems=sorted(problems, key=lambda p: p.line or 0),
         migrations=applied,
-        end_offset=complete_through,
-        last_line=last.number
-        - 1
-        + data.count(b"\n", last.offset)
-        + (not last.terminated and torn is None),
-        torn_tail=torn,
+        end_offset=end_offset,
+        last_line=last_line,
+        torn_tail=read.torn,
         header_damaged=header_damaged,
-        size=len(data),
+        size=read.size,
     )
-
-
-@dataclass(slots=True)
-class ReadLines:
-    """Lines after the header, sorted out: entries, bad lines, problems, a torn tail.
-
-    ``ordinals`` gives, for each entry, its position among the file's non-blank
-    lines (header = 0), for version-1 references by index.
-    """
-
-    entries: list[StoredEntry] = field(default_factory=list)
-    bad: list[BadLine] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    ordinals: list[int] = field(default_factory=list)
-    torn: RawLine | None = None
-
-
-def classify_lines(
-    lines: list[RawLine], *, check_utf8: bool = True, first_ordinal: int = 1
-) -> ReadLines:
-    out = ReadLines()
-    for ordinal, line in enumerate(lines, start=first_ordinal):
-        read, problem = read_line(line, check_utf8=check_utf8)
-        if problem is not None:
-            out.problems.append(problem)
-        if isinstance(read, StoredEntry):
-            out.entries.append(read)
-            out.ordinals.append(ordinal)
-        elif problem is not None and problem.kind == "torn-tail":
-            out.torn = line
-        else:
-            out.bad.append(read)
-    return out
-
-
-def read_appended(data: bytes, base_offset: int, first_number: int) -> ReadLines:
-    """Complete lines another writer appended to a version-3 file, sorted out the
-    same way as a whole file (entries without an id become bad lines)."""
-    read = classify_lines(split_lines(data, base_offset=base_offset, first_number=first_number))
-    valid, without_ids = _split_by_id(read.entries)
-    read.entries = valid
-    read.bad.extend(without_ids.bad)
-    read.problems.extend(without_ids.problems)
-    return read
-
-
-def _split_by_id(entries: list[StoredEntry]) -> tuple[list[StoredEntry], ReadLines]:
-    without = ReadLines()
-    valid: list[StoredEntry] = []
-    for entry in entries:
-        if entry.id:
-            valid.append(entry)
-            continue
-        without.bad.append(BadLine(entry.line, entry.offset, entry.raw))
-        message = f"{entry.type} entry has no string 'id'; skipped"
-        without.problems.append(Problem("invalid-entry", message, entry.line))
-    return valid, without
-
-
-def read_line(
-    line: RawLine, *, check_utf8: bool = True
-) -> tuple[StoredEntry | BadLine, Problem | None]:
-    """One line after the header: an entry or a bad line, and its problem if any.
-
-    Only an unterminated line that is not valid JSON is a torn tail. An entry can
-    come with a problem too (bytes that are not UTF-8, read as U+FFFD like pi does).
-    ``check_utf8=False`` skips that check when the caller knows the bytes are UTF-8.
-    """
-    try:
-        env = decode_envelope(line.raw)
-    except NotJson as exc:
-        bad = BadLine(line.number, line.offset, line.raw)
-        if not line.terminated:
-            message = (
-                f"last line is incomplete ({len(line.raw)} bytes, no newline); "
-                "skipped, and set aside before the next append"
-            )
-            return bad, Problem("torn-tail", message, line.number)
-        return bad, Problem("invalid-json", f"not valid JSON ({exc})", line.number)
-    except NotAnObject as exc:
-        bad = BadLine(line.number, line.offset, line.raw)
-        return bad, Problem("not-an-entry", f"{exc}; skipped", line.number)
-    if env.type == "session":
-        bad = BadLine(line.number, line.offset, line.raw)
-        return bad, Problem("extra-header", "a second session header; ignored", line.number)
-    entry = StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
-    if env.invalid_utf8 or (check_utf8 and not is_utf8(line.raw)):
-        return entry, Problem(
-            "invalid-utf8", "bytes that are not UTF-8 were read as U+FFFD", line.number, entry.id
-        )
-    return entry, None
 
 
 def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:

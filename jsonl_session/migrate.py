@@ -155,7 +155,7 @@ def migrate(state: MigrationState, version: int) -> list[str]:
         entry = state.entries[index]
         new_raw = dumps(data)
         if new_raw != entry.raw:
-            entry.raw = new_raw
+            entry.set_raw(new_raw)
             entry.migrated = True
     return applied
 

@@ -75,8 +75,7 @@ class Session:
         self._labels: dict[str, tuple[str, str]] = {}
         self._name: str | None = None
         self._has_assistant = False
-        for entry in loaded.entries:
-            self._index_entry(entry)
+        self._index_entries(loaded.entries)
         if not keep_leaf:
             self._leaf = self._file_leaf()
         # On a re-read the leaf stays, even if the file no longer has it: writes are
@@ -452,10 +451,19 @@ class Session:
         return None if entry is None else entry.id
 
     def _index_entry(self, entry: StoredEntry) -> None:
-        self._index.add(entry)
-        if entry.role == "assistant":
-            self._has_assistant = True
-        elif entry.type == "label":
+        self._index_entries([entry])
+
+    def _index_entries(self, entries: list[StoredEntry]) -> None:
+        self._index.extend(entries)
+        if not self._has_assistant:
+            self._has_assistant = any(e.role == "assistant" for e in entries)
+        for entry in entries:
+            if entry.type in ("label", "session_info"):
+                self._note(entry)
+
+    def _note(self, entry: StoredEntry) -> None:
+        """What a label or session_info entry sets."""
+        if entry.type == "label":
             data = entry.data()
             target, text = data.get("targetId"), data.get("label")
             if isinstance(target, str):

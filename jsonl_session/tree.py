@@ -25,18 +25,42 @@ class TreeNode:
 
 
 class TreeIndex:
-    """Index over entries in file order; later entries can be added with `add`."""
+    """Index over entries in file order; later entries can be added with `extend`.
+
+    The children lists are built on first use: opening a session needs ids and
+    parents, not the whole tree.
+    """
 
     def __init__(self, entries: Iterable[StoredEntry] = ()) -> None:
         self.by_id: dict[str, StoredEntry] = {}
         self.order: list[StoredEntry] = []
-        self.children_of: dict[str | None, list[str]] = {}
         self.duplicates: list[Problem] = []
-        for entry in entries:
-            self.add(entry)
+        self._children: dict[str | None, list[str]] | None = None
+        self.extend(entries)
 
     def add(self, entry: StoredEntry) -> None:
+        self.extend((entry,))
+
+    def extend(self, entries: Iterable[StoredEntry]) -> None:
+        new = entries if isinstance(entries, list | tuple) else list(entries)
+        size = len(self.by_id)
+        self.by_id.update({entry.id: entry for entry in new})
+        if len(self.by_id) - size != len(new):
+            # An id used again (rare): redo these one by one for the problems.
+            for key in {entry.id for entry in new}:
+                self.by_id.pop(key, None)
+            for entry in new:
+                self._add_one(entry)
+            return
+        self.order.extend(new)
+        if self._children is not None:
+            for entry in new:
+                self._children.setdefault(entry.parent_id, []).append(entry.id)
+
+    def _add_one(self, entry: StoredEntry) -> None:
         previous = self.by_id.get(entry.id)
+        if previous is None:
+            previous = next((e for e in reversed(self.order) if e.id == entry.id), None)
         if previous is not None:
             # Later lines win, as in pi; the earlier one stays in the file.
             self.duplicates.append(
@@ -48,12 +72,22 @@ class TreeIndex:
                     entry.id,
                 )
             )
-            siblings = self.children_of.get(previous.parent_id, [])
-            if entry.id in siblings:
-                siblings.remove(entry.id)
         self.by_id[entry.id] = entry
         self.order.append(entry)
-        self.children_of.setdefault(entry.parent_id, []).append(entry.id)
+        self._children = None
+
+    @property
+    def children_of(self) -> dict[str | None, list[str]]:
+        """Child ids by parent id, in file order; an id used again sits only under
+        the parent of its last entry."""
+        if self._children is None:
+            children: dict[str | None, list[str]] = {}
+            by_id = self.by_id
+            for entry in self.order:
+                if by_id[entry.id] is entry:
+                    children.setdefault(entry.parent_id, []).append(entry.id)
+            self._children = children
+        return self._children
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self.by_id

@@ -1,0 +1,296 @@
+"""Sorting the lines after a header into entries, bad lines, a torn tail and problems,
+fast: many envelopes decoded in one call, a file read in chunks.
+
+Owns the rules for one line (an entry, a bad line, a torn tail, and why) and the
+bulk scan that applies them to a whole file or an appended range without building an
+object per line first. A region where every line is a plain entry is decoded in one
+call; any other region is read line by line by the same rules, so both give the same
+result. Entries of a file read from disk keep only short lines in memory; longer ones
+are read back through a jsonl.LineSource. The header and versions are loader.py's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import msgspec
+
+from jsonl_session.jsonio import NotJson, is_utf8
+from jsonl_session.jsonl import (
+    BulkEnvelope,
+    LineSource,
+    NotAnObject,
+    RawLine,
+    StoredEntry,
+    decode_envelope,
+    envelope_decoder,
+)
+from jsonl_session.problems import Problem
+
+CHUNK_BYTES = 8 << 20
+INLINE_BYTES = 256  # lines up to this long stay in memory even when a file backs them
+_BLANK_START = frozenset(b" \t\r\n\x0b\x0c")
+
+
+@dataclass(slots=True)
+class BadLine:
+    """A non-blank line that carries no entry; kept so rewrites keep it too."""
+
+    line: int
+    offset: int
+    raw: bytes
+
+
+@dataclass(slots=True)
+class ReadLines:
+    """Lines after the header, sorted out: entries, bad lines, problems, a torn tail.
+
+    ``ordinals`` gives, for each entry, its position among the file's non-blank
+    lines (header = 0), for version-1 references by index. ``next_number`` is the
+    number the next line would have; ``complete_through`` the offset just past the
+    last line that is whole (ends in a newline, or is a valid entry at the very end).
+    """
+
+    entries: list[StoredEntry] = field(default_factory=list)
+    bad: list[BadLine] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    ordinals: list[int] = field(default_factory=list)
+    torn: RawLine | None = None
+    next_number: int = 1
+    complete_through: int = 0
+    size: int = 0
+
+
+def read_line(
+    line: RawLine, *, check_utf8: bool = True
+) -> tuple[StoredEntry | BadLine, Problem | None]:
+    """One line after the header: an entry or a bad line, and its problem if any.
+
+    Only an unterminated line that is not valid JSON is a torn tail. An entry can
+    come with a problem too (bytes that are not UTF-8, read as U+FFFD like pi does).
+    ``check_utf8=False`` skips that check when the caller knows the bytes are UTF-8.
+    """
+    try:
+        env = decode_envelope(line.raw)
+    except NotJson as exc:
+        bad = BadLine(line.number, line.offset, line.raw)
+        if not line.terminated:
+            message = (
+                f"last line is incomplete ({len(line.raw)} bytes, no newline); "
+                "skipped, and set aside before the next append"
+            )
+            return bad, Problem("torn-tail", message, line.number)
+        return bad, Problem("invalid-json", f"not valid JSON ({exc})", line.number)
+    except NotAnObject as exc:
+        bad = BadLine(line.number, line.offset, line.raw)
+        return bad, Problem("not-an-entry", f"{exc}; skipped", line.number)
+    if env.type == "session":
+        bad = BadLine(line.number, line.offset, line.raw)
+        return bad, Problem("extra-header", "a second session header; ignored", line.number)
+    entry = StoredEntry.from_envelope(env, line.number, line.offset, line.raw)
+    if env.invalid_utf8 or (check_utf8 and not is_utf8(line.raw)):
+        return entry, Problem(
+            "invalid-utf8", "bytes that are not UTF-8 were read as U+FFFD", line.number, entry.id
+        )
+    return entry, None
+
+
+def classify_lines(
+    lines: list[RawLine], *, check_utf8: bool = True, first_ordinal: int = 1
+) -> ReadLines:
+    out = ReadLines()
+    for ordinal, line in enumerate(lines, start=first_ordinal):
+        _sort(out, line, ordinal, check_utf8)
+    return out
+
+
+def _sort(out: ReadLines, line: RawLine, ordinal: int, check_utf8: bool) -> None:
+    read, problem = read_line(line, check_utf8=check_utf8)
+    if problem is not None:
+        out.problems.append(problem)
+    if isinstance(read, StoredEntry):
+        out.entries.append(read)
+        out.ordinals.append(ordinal)
+    elif problem is not None and problem.kind == "torn-tail":
+        out.torn = line
+    else:
+        out.bad.append(read)
+
+
+def split_by_id(read: ReadLines) -> None:
+    """Move entries without a string id to the bad lines, with a problem each."""
+    if all(entry.id for entry in read.entries):
+        return
+    valid: list[StoredEntry] = []
+    for entry in read.entries:
+        if entry.id:
+            valid.append(entry)
+            continue
+        read.bad.append(BadLine(entry.line, entry.offset, entry.raw))
+        message = f"{entry.type} entry has no string 'id'; skipped"
+        read.problems.append(Problem("invalid-entry", message, entry.line))
+    read.entries = valid
+
+
+def read_appended(data: bytes, base_offset: int, first_number: int) -> ReadLines:
+    """Complete lines another writer appended to a version-3 file, sorted out the
+    same way as a whole file (entries without an id become bad lines)."""
+    read = scan_regions(iter([data]), base_offset, first_number)
+    split_by_id(read)
+    return read
+
+
+def file_regions(fd: int, start: int) -> Iterator[bytes]:
+    """The file from ``start`` on, in pieces that end at a newline (the last piece
+    may not), so no line is split between two pieces."""
+    os.lseek(fd, start, os.SEEK_SET)
+    pending: list[bytes] = []
+    while True:
+        chunk = os.read(fd, CHUNK_BYTES)
+        if not chunk:
+            break
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            pending.append(chunk)  # a line longer than a chunk
+            continue
+        yield b"".join([*pending, chunk[:cut]]) if pending else chunk[:cut]
+        pending = [chunk[cut:]] if cut < len(chunk) else []
+    if pending:
+        yield b"".join(pending)
+
+
+def scan_regions(
+    regions: Iterator[bytes],
+    base_offset: int,
+    first_number: int,
+    *,
+    source: LineSource | None = None,
+    first_ordinal: int = 1,
+) -> ReadLines:
+    """Sort out every line of consecutive regions (each ending at a newline, but the
+    last) starting at ``base_offset`` with line number ``first_number``. With a
+    ``source``, entries longer than INLINE_BYTES are left to be read back from it."""
+    out = ReadLines(next_number=first_number, complete_through=base_offset)
+    offset = base_offset
+    ordinal = first_ordinal
+    for region in regions:
+        ordinal = _scan_region(out, region, offset, ordinal, source)
+        offset += len(region)
+    out.size = offset
+    return out
+
+
+def _scan_region(
+    out: ReadLines, region: bytes, base: int, ordinal: int, source: LineSource | None
+) -> int:
+    cut = region.rfind(b"\n") + 1
+    spans = _spans(region, cut)
+    number = out.next_number
+    envelopes = _bulk_envelopes(region, cut, len(spans))
+    if envelopes is None or not _add_plain(
+        out, region, (base, number, ordinal), spans, envelopes, source
+    ):
+        whole = [RawLine(number + n, base + s, region[s:e], True) for n, s, e in spans]
+        check_utf8 = not is_utf8(region[:cut])
+        for offset, line in enumerate(whole, start=ordinal):
+            _sort(out, line, offset, check_utf8)
+            _leave_to_source(out, source)
+    ordinal += len(spans)
+    out.next_number = number + region.count(b"\n", 0, cut)
+    out.complete_through = base + cut
+    tail = region[cut:]
+    if tail.rstrip(b"\r") and tail.strip():
+        line = RawLine(out.next_number, base + cut, tail.removesuffix(b"\r"), False)
+        _sort(out, line, ordinal, True)
+        if out.torn is None:  # a whole entry that lacks only its newline
+            out.next_number += 1
+            out.complete_through = base + len(region)
+        ordinal += 1
+    return ordinal
+
+
+def _spans(region: bytes, cut: int) -> list[tuple[int, int, int]]:
+    """(line number offset, start, end) of each non-blank newline-ended line."""
+    spans: list[tuple[int, int, int]] = []
+    find = region.find
+    pos = 0
+    index = 0
+    while pos < cut:
+        end = find(b"\n", pos, cut)
+        stop = end - 1 if end > pos and region[end - 1] == 13 else end
+        if stop > pos and (region[pos] not in _BLANK_START or region[pos:stop].strip()):
+            spans.append((index, pos, stop))
+        index += 1
+        pos = end + 1
+    return spans
+
+
+def _bulk_envelopes(region: bytes, cut: int, expected: int) -> list[BulkEnvelope] | None:
+    """Envelopes of every line in one call, or None when a line needs the slow path
+    (not JSON, not UTF-8, another shape): then every line is read on its own."""
+    if not expected:
+        return None
+    whole = region if cut == len(region) else region[:cut]
+    if not whole.isascii() and not is_utf8(whole):
+        return None
+    try:
+        envelopes: list[BulkEnvelope] = envelope_decoder.decode_lines(whole)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    return envelopes if len(envelopes) == expected else None
+
+
+def _add_plain(
+    out: ReadLines,
+    region: bytes,
+    start_at: tuple[int, int, int],
+    spans: list[tuple[int, int, int]],
+    envelopes: list[BulkEnvelope],
+    source: LineSource | None,
+) -> bool:
+    """Entries for lines whose envelopes decoded in bulk; False (adding nothing) when
+    one is not a plain entry, so the region goes the slow way."""
+    if any(e.type.__class__ is not str or e.type == "session" for e in envelopes):
+        return False
+    base, number, ordinal = start_at
+    entries = out.entries
+    keep_all = source is None
+    for (index, start, stop), env in zip(spans, envelopes, strict=True):
+        length = stop - start
+        ident = env.id
+        parent = env.parent_id
+        stamp = env.timestamp
+        message = env.message
+        role = None if message is None else message.role
+        custom = env.custom_type
+        entries.append(
+            StoredEntry(
+                number + index,
+                base + start,
+                env.type,
+                ident if ident.__class__ is str else "",
+                parent if parent.__class__ is str else None,
+                stamp if stamp.__class__ is str else "",
+                role if role.__class__ is str else None,
+                custom if custom.__class__ is str else None,
+                None if message is None else message.timestamp,
+                False,
+                length,
+                region[start:stop] if keep_all or length <= INLINE_BYTES else None,
+                source,
+            )
+        )
+    out.ordinals.extend(range(ordinal, ordinal + len(spans)))
+    return True
+
+
+def _leave_to_source(out: ReadLines, source: LineSource | None) -> None:
+    """The entry just sorted keeps its bytes only if short (the file backs it)."""
+    if source is None or not out.entries:
+        return
+    entry = out.entries[-1]
+    if entry.source is None and entry.inline is not None and entry.length > INLINE_BYTES:
+        entry.source = source
+        entry.inline = None
