@@ -190,7 +190,7 @@ class LineSource:
         self._close()
 
 
-class StoredEntry(msgspec.Struct, gc=False):
+class StoredEntry(msgspec.Struct, gc=False, array_like=True):
     """An entry as loaded: its envelope, where its line lives, and its exact bytes.
 
     Short lines keep their bytes in memory (``inline``); longer ones of a large file

@@ -15,6 +15,9 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import Any
 
+import msgspec
+
+from jsonl_session.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.jsonio import NotJson, decode_any, is_utf8
 from jsonl_session.jsonl import BOM, LineSource, RawLine, StoredEntry, split_lines
@@ -66,12 +69,14 @@ WHOLE_READ_BYTES = 1 << 20  # smaller files are read whole and kept in memory
 _HEADER_PROBE_BYTES = 64 << 10
 
 
-def load_entries(path: Path | str) -> LoadedFile:
+def load_entries(path: Path | str, *, cache: CacheOption = None) -> LoadedFile:
     """Read and check a session file; raise SessionFormatError if it has no usable header.
 
     A large version-3 file is read in chunks, and its entries keep only short lines in
     memory; the rest are read back by offset when a body is needed (see
-    jsonl.LineSource). Anything else is read whole.
+    jsonl.LineSource). What was found is kept in the index cache (see cache.py;
+    ``cache=False`` bypasses it), so the next read of the file decodes only what was
+    appended since. Anything else is read whole.
     """
     file_path = Path(path)
     try:
@@ -96,7 +101,7 @@ def load_entries(path: Path | str) -> LoadedFile:
             raise SessionFormatError(file_path, None, "not a regular file")
         loaded = None
         if stat.st_size > WHOLE_READ_BYTES:
-            loaded = _load_in_chunks(source, file_path)
+            loaded = _load_in_chunks(source, file_path, cache_root(cache))
         if loaded is None:
             loaded = parse_session_bytes(_read_all(fd), file_path)
     except OSError as exc:
@@ -113,25 +118,86 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _load_in_chunks(source: LineSource, path: Path) -> LoadedFile | None:
+class IndexRecord(msgspec.Struct, array_like=True):
+    """What the index cache keeps of a large file: its header line and its lines
+    sorted out, up to the last newline of the part it covers."""
+
+    header: bytes
+    header_number: int
+    header_offset: int
+    entries: list[StoredEntry]
+    bad: list[BadLine]
+    problems: list[Problem]
+    next_number: int
+
+
+def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> LoadedFile | None:
     """A version-3 (or newer) file read in chunks, bodies left on disk; None for any
-    other file (an older version, a damaged header), which is read whole instead."""
+    other file (an older version, a damaged header), which is read whole instead.
+    With a ``cache`` folder, a cached record of the file's start is used if it still
+    holds, and the record is brought up to date."""
     fd = source.fd
-    start = os.read(fd, _HEADER_PROBE_BYTES)
-    header_line = _header_line(start)
-    if header_line is None or not header_line.terminated:
-        return None
-    try:
+    records = RecordCache(cache, "index", IndexRecord, _no_source) if cache else None
+    found = records.load(path, fd) if records is not None else None
+    if found is not None:
+        mark, record = found
+        header_line = RawLine(record.header_number, record.header_offset, record.header, True)
         header, _ = _read_header([header_line], path)
-    except SessionFormatError:
-        return None  # read whole, for the full story of what is wrong
-    version = header.get("version")
-    if not isinstance(version, int) or version < CURRENT_VERSION:
-        return None
-    after = start.index(b"\n", header_line.offset) + 1
-    regions = file_regions(fd, after)
-    read = scan_regions(regions, after, header_line.number + 1, source=source)
-    return _assemble(header, header_line, read, path)
+        read = _resume(record, source, mark.covered)
+    else:
+        start = os.read(fd, _HEADER_PROBE_BYTES)
+        line = _header_line(start)
+        if line is None or not line.terminated:
+            return None
+        try:
+            header, header_line = _read_header([line], path)
+        except SessionFormatError:
+            return None  # read whole, for the full story of what is wrong
+        version = header.get("version")
+        if not isinstance(version, int) or version < CURRENT_VERSION:
+            return None
+        after = start.index(b"\n", header_line.offset) + 1
+        read = scan_regions(file_regions(fd, after), after, header_line.number + 1, source=source)
+    loaded = _assemble(header, header_line, read, path)
+    if records is not None and (found is None or read.newline_through > found[0].covered):
+        records.save(path, stamp(fd, read.newline_through), _record(header_line, read))
+    return loaded
+
+
+def _resume(record: IndexRecord, source: LineSource, covered: int) -> ReadLines:
+    """The cached lines, then whatever the file holds after them."""
+    for entry in record.entries:
+        if entry.inline is None:
+            entry.source = source
+    read = scan_regions(
+        file_regions(source.fd, covered), covered, record.next_number, source=source
+    )
+    split_by_id(read)
+    read.entries[:0] = record.entries
+    read.bad[:0] = record.bad
+    read.problems[:0] = record.problems
+    return read
+
+
+def _record(header_line: RawLine, read: ReadLines) -> IndexRecord:
+    """The record of ``read`` up to its last newline (a last line without one may
+    still grow, so it is read again next time)."""
+    last = read.newline_number
+    return IndexRecord(
+        header=header_line.raw,
+        header_number=header_line.number,
+        header_offset=header_line.offset,
+        entries=[e for e in read.entries if e.line < last],
+        bad=[b for b in read.bad if b.line < last],
+        problems=[p for p in read.problems if p.line is not None and p.line < last],
+        next_number=last,
+    )
+
+
+def _no_source(value: object) -> None:
+    """Entries are cached without their LineSource: the next reader brings its own."""
+    if not isinstance(value, LineSource):
+        raise NotImplementedError(type(value).__name__)
 
 
 def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
@@ -194,7 +260,7 @@ def _assemble(
         header=header,
         version_read=version,
         entries=read.entries,
-        bad_lines=read.bad,
+        bad_lines=sorted(read.bad, key=lambda bad: bad.line),
         problems=sorted(problems, key=lambda p: p.line or 0),
         migrations=applied,
         end_offset=end_offset,

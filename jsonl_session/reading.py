@@ -61,6 +61,8 @@ class ReadLines:
     next_number: int = 1
     complete_through: int = 0
     size: int = 0
+    newline_through: int = 0  # offset just past the last newline
+    newline_number: int = 1  # the number of the line after that newline
 
 
 def read_line(
@@ -172,7 +174,12 @@ def scan_regions(
     """Sort out every line of consecutive regions (each ending at a newline, but the
     last) starting at ``base_offset`` with line number ``first_number``. With a
     ``source``, entries longer than INLINE_BYTES are left to be read back from it."""
-    out = ReadLines(next_number=first_number, complete_through=base_offset)
+    out = ReadLines(
+        next_number=first_number,
+        complete_through=base_offset,
+        newline_through=base_offset,
+        newline_number=first_number,
+    )
     offset = base_offset
     ordinal = first_ordinal
     for region in regions:
@@ -198,8 +205,8 @@ def _scan_region(
             _sort(out, line, offset, check_utf8)
             _leave_to_source(out, source)
     ordinal += len(spans)
-    out.next_number = number + region.count(b"\n", 0, cut)
-    out.complete_through = base + cut
+    out.next_number = out.newline_number = number + region.count(b"\n", 0, cut)
+    out.complete_through = out.newline_through = base + cut
     tail = region[cut:]
     if tail.rstrip(b"\r") and tail.strip():
         line = RawLine(out.next_number, base + cut, tail.removesuffix(b"\r"), False)

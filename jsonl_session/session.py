@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET
 
 from jsonl_session import paths, store
+from jsonl_session.cache import CacheOption
 from jsonl_session.context import EMPTY_LEAF, SessionContext, context_from_path
 from jsonl_session.entries import Build, built, message_line, struct_line
 from jsonl_session.errors import EntryValidationError, SessionTreeError, SessionWriteError
@@ -84,10 +85,17 @@ class Session:
     # --- opening -------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path | str, *, fsync: store.FsyncPolicy = "always") -> Session:
-        """Read a session file. Migrates in memory; never writes."""
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        fsync: store.FsyncPolicy = "always",
+        cache: CacheOption = None,
+    ) -> Session:
+        """Read a session file. Migrates in memory; never writes to it. ``cache``: where
+        to keep the index of a large file (see cache.py; False: no cache)."""
         file_path = Path(path).absolute()
-        return cls(file_path, load_entries(file_path), persisted=True, fsync=fsync)
+        return cls(file_path, load_entries(file_path, cache=cache), persisted=True, fsync=fsync)
 
     @classmethod
     def create(

@@ -1,6 +1,8 @@
-"""Only the loopback API stub's fixture (the stub itself is tests/stub_api.py)."""
+"""Fixtures every test shares: the loopback API stub (tests/stub_api.py) and a cache
+folder of each test's own, so no test reads or writes the user's cache."""
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from stub_api import StubApi
@@ -21,3 +23,13 @@ def stub_api(stub_api_server: StubApi) -> Iterator[StubApi]:
     left = stub_api_server.take_violations()
     if left:
         pytest.fail("stub API violations not checked by the test:\n" + "\n".join(map(str, left)))
+
+
+@pytest.fixture(autouse=True)
+def own_cache_folder(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    folder = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("JSONL_SESSION_CACHE_DIR", str(folder))
+    monkeypatch.delenv("JSONL_SESSION_NO_CACHE", raising=False)
+    return folder
