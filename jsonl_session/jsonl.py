@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -62,6 +62,37 @@ def split_lines(data: bytes, *, base_offset: int = 0, first_number: int = 1) -> 
         number += 1
         pos = end + 1
     return lines
+
+
+def first_line(data: bytes) -> RawLine | None:
+    """The first non-blank line (after a byte order mark): where a header must be."""
+    pos = len(BOM) if data.startswith(BOM) else 0
+    number = 1
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        terminated = end != -1
+        if not terminated:
+            end = len(data)
+        raw = data[pos:end].removesuffix(b"\r")
+        if raw.strip():
+            return RawLine(number, pos, raw, terminated)
+        number += 1
+        pos = end + 1
+    return None
+
+
+def iter_lines(data: bytes) -> Iterator[bytes]:
+    """The non-blank lines of ``data`` (without line ends), one at a time."""
+    pos = 0
+    size = len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        if end == -1:
+            end = size
+        raw = data[pos:end].removesuffix(b"\r")
+        if raw.strip():
+            yield raw
+        pos = end + 1
 
 
 def consumed_length(data: bytes) -> int:

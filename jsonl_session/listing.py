@@ -16,17 +16,27 @@ user message and for ``session_info`` entries. Reading files is the only I/O her
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from jsonl_session.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.describe import text_parts
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.ids import timestamp_to_ms
 from jsonl_session.jsonio import NotJson
-from jsonl_session.jsonl import NotAnObject, decode_envelope, loads_object, split_lines
+from jsonl_session.jsonl import (
+    NotAnObject,
+    decode_envelope,
+    first_line,
+    iter_lines,
+    loads_object,
+    split_lines,
+)
 from jsonl_session.paths import session_dir_for, session_root
 
 Progress = Callable[[int, int], None]
@@ -71,75 +81,217 @@ def _from_ms(ms: int | float) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
-def session_info(path: Path | str) -> SessionInfo:
-    """Describe one session file; never raises for a damaged file (see ``problem``)."""
+class _HeaderFacts(msgspec.Struct, array_like=True):
+    id: str | None
+    cwd: str
+    parent_session: str | None
+    timestamp: str | None
+
+
+class _Facts(msgspec.Struct, array_like=True):
+    """What pi's listing rules take from a run of lines; runs fold left to right."""
+
+    count: int = 0
+    latest: float | None = None
+    first_message: str = ""
+    name_seen: bool = False
+    name: str | None = None
+
+    def then(self, later: _Facts) -> _Facts:
+        latest = self.latest
+        if later.latest is not None:
+            latest = later.latest if latest is None else max(latest, later.latest)
+        return _Facts(
+            self.count + later.count,
+            latest,
+            self.first_message or later.first_message,
+            self.name_seen or later.name_seen,
+            later.name if later.name_seen else self.name,
+        )
+
+
+class _ListingRecord(msgspec.Struct, array_like=True):
+    header: _HeaderFacts
+    facts: _Facts
+
+
+def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
+    """Describe one session file; never raises for a damaged file (see ``problem``).
+
+    The listing facts of the file's whole lines are kept in the cache (see cache.py),
+    so describing it again reads only the bytes appended since."""
     file_path = Path(path)
+    root = cache_root(cache)
     try:
         with open(file_path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
+            fd = handle.fileno()
+            mtime = os.fstat(fd).st_mtime
+            records = RecordCache(root, "listing", _ListingRecord) if root else None
+            found = records.load(file_path, fd) if records is not None else None
+            covered = found[0].covered if found is not None else 0
+            handle.seek(covered)
             data = handle.read()
+            if found is None:
+                return _describe_and_keep(file_path, data, mtime, records, fd)
+            record = found[1]
+            cut = data.rfind(b"\n") + 1
+            facts = record.facts.then(_facts(data[:cut]))
+            if records is not None and cut:
+                records.save(
+                    file_path, stamp(fd, covered + cut), _ListingRecord(record.header, facts)
+                )
     except OSError as exc:
         return _broken(file_path, None, exc.strerror or str(exc))
-    return describe_bytes(file_path, data, stat.st_mtime)
+    return _info(file_path, record.header, facts.then(_facts(data[cut:])), mtime)
 
 
 def describe_bytes(path: Path, data: bytes, mtime: float) -> SessionInfo:
     """SessionInfo for a file's bytes (``mtime`` in seconds, for the last fallback)."""
-    lines = split_lines(data)
+    return _describe_and_keep(path, data, mtime, None, -1)
+
+
+def _describe_and_keep(
+    path: Path, data: bytes, mtime: float, records: RecordCache[_ListingRecord] | None, fd: int
+) -> SessionInfo:
+    header_line = first_line(data)
     header: dict[str, Any] | None = None
     try:
-        header = loads_object(lines[0].raw) if lines else None
+        header = loads_object(header_line.raw) if header_line is not None else None
     except (NotJson, NotAnObject):
         header = None
-    if header is None or header.get("type") != "session":
-        problem = "file is empty" if not lines else "line 1 is not a session header"
+    if header_line is None or header is None or header.get("type") != "session":
+        problem = "file is empty" if header_line is None else "line 1 is not a session header"
         return _broken(path, mtime, problem)
-    name: str | None = None
-    first_message = ""
-    count = 0
-    latest: float | None = None
-    for line in lines[1:]:
-        try:
-            envelope = decode_envelope(line.raw)
-        except (NotJson, NotAnObject):
-            continue  # pi skips lines it cannot parse
-        if envelope.type == "session_info":
-            value = loads_object(line.raw).get("name")
-            name = value.strip() or None if isinstance(value, str) else None
-            continue
-        if envelope.type != "message":
-            continue
-        count += 1
-        if envelope.role not in ("user", "assistant"):
-            continue
-        moment = _message_time(envelope.message_timestamp, envelope.timestamp)
-        if moment is not None:
-            latest = moment if latest is None else max(latest, moment)
-        if not first_message and envelope.role == "user":
-            first_message = _text_of(loads_object(line.raw).get("message"))
-    created_ms = timestamp_to_ms(header.get("timestamp"))
-    created = (
-        _from_ms(created_ms)
-        if isinstance(header.get("timestamp"), str) and created_ms is not None
-        else None
+    head = _HeaderFacts(
+        header.get("id") if isinstance(header.get("id"), str) else None,
+        _str_or_none(header.get("cwd")) or "",
+        _str_or_none(header.get("parentSession")),
+        _str_or_none(header.get("timestamp")),
     )
-    if latest is not None and latest > 0:
-        modified = _from_ms(latest)
+    start = data.find(b"\n", header_line.offset) + 1 if header_line.terminated else len(data)
+    cut = max(start, data.rfind(b"\n") + 1)
+    facts = _facts(data[start:cut])
+    if records is not None and cut:
+        records.save(path, stamp(fd, cut), _ListingRecord(head, facts))
+    return _info(path, head, facts.then(_facts(data[cut:])), mtime)
+
+
+def _info(path: Path, head: _HeaderFacts, facts: _Facts, mtime: float) -> SessionInfo:
+    created_ms = timestamp_to_ms(head.timestamp) if head.timestamp is not None else None
+    created = _from_ms(created_ms) if created_ms is not None else None
+    if facts.latest is not None and facts.latest > 0:
+        modified = _from_ms(facts.latest)
     elif created is not None:
         modified = created
     else:
         modified = _from_ms(mtime * 1000)
     return SessionInfo(
         path=path,
-        id=header.get("id") if isinstance(header.get("id"), str) else None,
-        cwd=_str_or_none(header.get("cwd")) or "",
-        name=name,
-        parent_session=_str_or_none(header.get("parentSession")),
+        id=head.id,
+        cwd=head.cwd,
+        name=facts.name,
+        parent_session=head.parent_session,
         created=created,
         modified=modified,
-        message_count=count,
-        first_message=first_message or NO_MESSAGES,
+        message_count=facts.count,
+        first_message=facts.first_message or NO_MESSAGES,
     )
+
+
+class _ListedMessage(msgspec.Struct, gc=False):
+    role: Any = None
+    timestamp: Any = None
+
+
+class _ListedLine(msgspec.Struct, gc=False):
+    type: Any = None
+    timestamp: Any = None
+    name: Any = None
+    message: _ListedMessage | None = None
+
+
+_listed_lines = msgspec.json.Decoder(_ListedLine)
+
+
+def _facts(region: bytes) -> _Facts:
+    """The listing facts of lines after the header. Every line's few fields are
+    decoded in one call; a region with a line that is not a plain entry object is
+    read line by line instead, skipping what pi's listing skips."""
+    if not region.strip():
+        return _Facts()
+    # No UTF-8 check: bytes msgspec skips are not part of any fact, and the texts
+    # taken (names, the first message) are decoded as Node would decode them.
+    try:
+        lines = _listed_lines.decode_lines(region)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return _facts_line_by_line(region)
+    if any(line.type.__class__ is not str for line in lines):
+        return _facts_line_by_line(region)
+    facts = _Facts()
+    users: list[int] = []
+    for index, line in enumerate(lines):
+        kind = line.type
+        if kind == "session_info":
+            name = line.name
+            facts.name_seen = True
+            facts.name = name.strip() or None if isinstance(name, str) else None
+        elif kind == "message":
+            facts.count += 1
+            message = line.message
+            role = None if message is None else message.role
+            if role == "user" or role == "assistant":
+                assert message is not None
+                _note_time(facts, message.timestamp, line.timestamp)
+                if role == "user":
+                    users.append(index)
+    for raw in _nth_lines(region, users):
+        facts.first_message = _text_of(loads_object(raw).get("message"))
+        if facts.first_message:  # an empty first message: pi takes the next one
+            break
+    return facts
+
+
+def _nth_lines(region: bytes, wanted: list[int]) -> Iterator[bytes]:
+    """The lines at these positions among the region's non-blank lines, in order."""
+    pending = iter(wanted)
+    target = next(pending, None)
+    if target is None:
+        return
+    for index, line in enumerate(iter_lines(region)):
+        if index == target:
+            yield line
+            target = next(pending, None)
+            if target is None:
+                return
+
+
+def _facts_line_by_line(region: bytes) -> _Facts:
+    facts = _Facts()
+    for line in split_lines(region, base_offset=1):
+        try:
+            envelope = decode_envelope(line.raw)
+        except (NotJson, NotAnObject):
+            continue  # pi skips lines it cannot parse
+        if envelope.type == "session_info":
+            value = loads_object(line.raw).get("name")
+            facts.name_seen = True
+            facts.name = value.strip() or None if isinstance(value, str) else None
+            continue
+        if envelope.type != "message":
+            continue
+        facts.count += 1
+        if envelope.role not in ("user", "assistant"):
+            continue
+        _note_time(facts, envelope.message_timestamp, envelope.timestamp)
+        if not facts.first_message and envelope.role == "user":
+            facts.first_message = _text_of(loads_object(line.raw).get("message"))
+    return facts
+
+
+def _note_time(facts: _Facts, message_timestamp: Any, entry_timestamp: Any) -> None:
+    moment = _message_time(message_timestamp, entry_timestamp)
+    if moment is not None:
+        facts.latest = moment if facts.latest is None else max(facts.latest, moment)
 
 
 def _message_time(message_timestamp: Any, entry_timestamp: Any) -> float | None:
@@ -183,6 +335,7 @@ def list_sessions(
     all_projects: bool = False,
     limit: int | None = None,
     progress: Progress | None = None,
+    cache: CacheOption = None,
 ) -> list[SessionInfo]:
     """Sessions, newest first: of ``dir_or_root`` (a project folder; with
     ``all_projects``, a root whose sub-folders are projects), or by default of ``cwd``
@@ -196,24 +349,28 @@ def list_sessions(
         if not folder.is_dir():
             return []
     files = session_files(folder, all_projects=all_projects)
-    infos = list(_described(files, progress))
+    infos = list(_described(files, progress, cache))
     infos.sort(key=lambda info: (info.modified, str(info.path)), reverse=True)
     return infos[:limit] if limit is not None else infos
 
 
-def _described(files: list[Path], progress: Progress | None) -> Iterable[SessionInfo]:
+def _described(
+    files: list[Path], progress: Progress | None, cache: CacheOption
+) -> Iterable[SessionInfo]:
     for done, path in enumerate(files, 1):
-        yield session_info(path)
+        yield session_info(path, cache=cache)
         if progress is not None:
             progress(done, len(files))
 
 
-def latest_session(cwd: str | None = None, root: Path | str | None = None) -> SessionInfo | None:
+def latest_session(
+    cwd: str | None = None, root: Path | str | None = None, *, cache: CacheOption = None
+) -> SessionInfo | None:
     """The most recently active readable session of ``cwd``, or None."""
     folder = session_dir_for(
         os.path.abspath(cwd or os.getcwd()), Path(root) if root is not None else None
     )
     if not folder.is_dir():
         return None
-    readable = [i for i in list_sessions(folder) if i.problem is None]
+    readable = [i for i in list_sessions(folder, cache=cache) if i.problem is None]
     return readable[0] if readable else None

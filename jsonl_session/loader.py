@@ -20,7 +20,7 @@ import msgspec
 from jsonl_session.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.jsonio import NotJson, decode_any, is_utf8
-from jsonl_session.jsonl import BOM, LineSource, RawLine, StoredEntry, split_lines
+from jsonl_session.jsonl import LineSource, RawLine, StoredEntry, first_line, split_lines
 from jsonl_session.migrate import MigrationState, migrate
 from jsonl_session.model import CURRENT_VERSION
 from jsonl_session.problems import Problem
@@ -146,7 +146,7 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         read = _resume(record, source, mark.covered)
     else:
         start = os.read(fd, _HEADER_PROBE_BYTES)
-        line = _header_line(start)
+        line = first_line(start)
         if line is None or not line.terminated:
             return None
         try:
@@ -201,7 +201,7 @@ def _no_source(value: object) -> None:
 
 
 def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
-    header_line = _header_line(data)
+    header_line = first_line(data)
     if header_line is None:
         raise SessionFormatError(path, 1, "file is empty; a session file starts with a header line")
     try:
@@ -213,23 +213,6 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     rest = data[after:]
     read = scan_regions(iter([rest]), after, header_line.number + 1)
     return _assemble(header, header_line, read, path)
-
-
-def _header_line(data: bytes) -> RawLine | None:
-    """The first non-blank line (after a byte order mark), or None if there is none."""
-    pos = len(BOM) if data.startswith(BOM) else 0
-    number = 1
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        terminated = end != -1
-        if not terminated:
-            end = len(data)
-        raw = data[pos:end].removesuffix(b"\r")
-        if raw.strip():
-            return RawLine(number, pos, raw, terminated)
-        number += 1
-        pos = end + 1
-    return None
 
 
 def _assemble(
