@@ -13,10 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from jsonl_session.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.describe import text_parts
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.jsonio import NotJson
-from jsonl_session.jsonl import NotAnObject, decode_envelope, loads_object, split_lines
+from jsonl_session.jsonl import (
+    NotAnObject,
+    decode_envelope,
+    first_line,
+    loads_object,
+    split_lines,
+)
 
 SNIPPET_CHARS = 60
 
@@ -43,59 +52,134 @@ class SearchHit:
         }
 
 
-def search_sessions(query: str, files: Iterable[Path]) -> Iterator[SearchHit]:
-    """Hits for ``query`` in each file, in file order."""
+class _Text(msgspec.Struct, array_like=True):
+    """A searchable text of one line: a user or assistant message, or a name."""
+
+    line: int
+    entry_id: str | None
+    timestamp: str | None
+    role: str
+    text: str
+
+
+class _SearchRecord(msgspec.Struct, array_like=True):
+    session_id: str | None
+    texts: list[_Text]
+    next_number: int
+
+
+def search_sessions(
+    query: str, files: Iterable[Path], *, cache: CacheOption = None
+) -> Iterator[SearchHit]:
+    """Hits for ``query`` in each file, in file order. With a cache (see cache.py), a
+    file's texts are kept there, so searching it again reads only what was appended."""
     if not query.strip():
         raise JsonlSessionError("the search query is empty")
+    root = cache_root(cache)
+    records = RecordCache(root, "search", _SearchRecord) if root is not None else None
     for path in files:
         try:
-            data = path.read_bytes()
+            if records is None:
+                yield from search_bytes(query, path, path.read_bytes())
+            else:
+                session_id, texts = _cached_texts(path, records)
+                yield from _hits(query, path, session_id, texts)
         except OSError:
             continue  # listed with its problem by `list`; nothing to search
-        yield from search_bytes(query, path, data)
 
 
 def search_bytes(query: str, path: Path, data: bytes) -> Iterator[SearchHit]:
+    """Hits in a file's bytes; only lines whose bytes could hold the query are decoded."""
     needle = query.lower()
     ascii_needle = needle.encode() if needle.isascii() and _plain(needle) else None
-    lines = split_lines(data)
-    session_id: str | None = None
-    for index, line in enumerate(lines):
-        if index == 0:
-            header = _object(line.raw)
-            value = header.get("id") if header is not None else None
-            session_id = value if isinstance(value, str) else None
-            continue
-        if ascii_needle is not None and ascii_needle not in line.raw.lower():
+    header = first_line(data)
+    if header is None:
+        return
+    session_id = _session_id(header.raw)
+    start = data.find(b"\n", header.offset) + 1 if header.terminated else len(data)
+    texts = _texts(data[start:], start, header.number + 1, ascii_needle)
+    yield from _hits(query, path, session_id, texts)
+
+
+def _cached_texts(
+    path: Path, records: RecordCache[_SearchRecord]
+) -> tuple[str | None, list[_Text]]:
+    with open(path, "rb") as handle:
+        fd = handle.fileno()
+        found = records.load(path, fd)
+        if found is None:
+            data = handle.read()
+            header = first_line(data)
+            if header is None:
+                return None, []
+            session_id = _session_id(header.raw)
+            start = data.find(b"\n", header.offset) + 1 if header.terminated else len(data)
+            cut = max(start, data.rfind(b"\n") + 1)
+            kept = _texts(data[start:cut], start, header.number + 1)
+            next_number = header.number + 1 + data.count(b"\n", start, cut)
+            record = _SearchRecord(session_id, kept, next_number)
+            records.save(path, stamp(fd, cut), record)
+        else:
+            mark, record = found
+            handle.seek(mark.covered)
+            data = handle.read()
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                added = _texts(data[:cut], mark.covered, record.next_number)
+                next_number = record.next_number + data.count(b"\n", 0, cut)
+                record = _SearchRecord(record.session_id, record.texts + added, next_number)
+                records.save(path, stamp(fd, mark.covered + cut), record)
+    tail = _texts(data[cut:], -1, record.next_number)
+    return record.session_id, record.texts + tail
+
+
+def _session_id(raw: bytes) -> str | None:
+    header = _object(raw)
+    value = header.get("id") if header is not None else None
+    return value if isinstance(value, str) else None
+
+
+def _texts(
+    region: bytes, base_offset: int, first_number: int, needle: bytes | None = None
+) -> list[_Text]:
+    """The searchable texts of the lines in ``region``; with an ASCII ``needle``,
+    only of lines whose lower-cased bytes contain it."""
+    out: list[_Text] = []
+    for line in split_lines(region, base_offset=base_offset, first_number=first_number):
+        if needle is not None and needle not in line.raw.lower():
             continue
         try:
             envelope = decode_envelope(line.raw)
         except (NotJson, NotAnObject):
             continue
         if envelope.type == "session_info":
-            texts = [(loads_object(line.raw).get("name"), "name")]
+            name = loads_object(line.raw).get("name")
+            if isinstance(name, str):
+                out.append(_Text(line.number, None, _str(envelope.timestamp), "name", name))
         elif envelope.type == "message" and envelope.role in ("user", "assistant"):
-            texts = [(text, str(envelope.role)) for text in _texts(loads_object(line.raw))]
-        else:
-            continue
-        for text, role in texts:
-            if not isinstance(text, str):
-                continue
-            at = text.lower().find(needle)
-            if at < 0:
-                continue
-            entry_id = envelope.id if isinstance(envelope.id, str) and role != "name" else None
-            timestamp = envelope.timestamp if isinstance(envelope.timestamp, str) else None
+            joined = _joined(loads_object(line.raw))
+            if joined is not None:
+                entry_id = _str(envelope.id)
+                stamp_ = _str(envelope.timestamp)
+                out.append(_Text(line.number, entry_id, stamp_, str(envelope.role), joined))
+    return out
+
+
+def _hits(
+    query: str, path: Path, session_id: str | None, texts: list[_Text]
+) -> Iterator[SearchHit]:
+    needle = query.lower()
+    for text in texts:
+        at = text.text.lower().find(needle)
+        if at >= 0:
+            snippet = _snippet(text.text, at, len(query))
             yield SearchHit(
-                path,
-                session_id,
-                entry_id,
-                line.number,
-                timestamp,
-                role,
-                _snippet(text, at, len(query)),
+                path, session_id, text.entry_id, text.line, text.timestamp, text.role, snippet
             )
-            break  # one hit per entry
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _plain(needle: str) -> bool:
@@ -110,13 +194,13 @@ def _object(raw: bytes) -> dict[str, Any] | None:
         return None
 
 
-def _texts(entry: dict[str, Any]) -> list[str]:
+def _joined(entry: dict[str, Any]) -> str | None:
     message = entry.get("message")
     if not isinstance(message, dict):
-        return []
+        return None
     # Text blocks joined by spaces, as pi's listing joins them.
     texts = text_parts(message.get("content"))
-    return [" ".join(texts)] if texts else []
+    return " ".join(texts) if texts else None
 
 
 def _snippet(text: str, at: int, length: int) -> str:
