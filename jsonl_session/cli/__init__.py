@@ -6,6 +6,9 @@ into one line on stderr (exit 1). Nothing in the library imports this package.
 
 from __future__ import annotations
 
+import os
+from typing import Annotated
+
 import typer
 
 from jsonl_session.cli import (
@@ -26,6 +29,22 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _everywhere(
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Read every session file in full; neither use nor write the index cache "
+            "(same as JSONL_SESSION_NO_CACHE=1).",
+        ),
+    ] = False,
+) -> None:
+    if no_cache:
+        os.environ["JSONL_SESSION_NO_CACHE"] = "1"
+
 
 app.command(name="list")(list_cmds.list_)
 app.command()(list_cmds.latest)

@@ -29,6 +29,9 @@ CwdOption = Annotated[
     str | None, typer.Option("--cwd", help="List the sessions of this directory instead.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Read every file in full; leave the cache alone.")
+]
 PROGRESS_AFTER_SECONDS = 0.5
 
 
@@ -70,6 +73,7 @@ def list_(
     cwd: CwdOption = None,
     as_json: JsonOption = False,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N sessions.")] = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Sessions, newest first: name or first message, when, how many messages."""
     where = _folder(folder, all_projects, cwd)
@@ -77,7 +81,13 @@ def list_(
         infos = []
     else:
         with progress_bar("reading sessions") as report:
-            infos = list_sessions(where, all_projects=all_projects, limit=limit, progress=report)
+            infos = list_sessions(
+                where,
+                all_projects=all_projects,
+                limit=limit,
+                progress=report,
+                cache=False if no_cache else None,
+            )
     if as_json:
         print_json([info.to_dict() for info in infos])
         return
@@ -95,9 +105,9 @@ def list_(
 
 
 @reports_errors
-def latest(cwd: CwdOption = None) -> None:
+def latest(cwd: CwdOption = None, no_cache: NoCacheOption = False) -> None:
     """Print the path of the most recent session of this directory (for resume scripts)."""
-    found = latest_session(cwd)
+    found = latest_session(cwd, cache=False if no_cache else None)
     if found is None:
         where = os.path.abspath(cwd or os.getcwd())
         raise fail(f"no sessions for {where} in {session_dir_for(where)}")
@@ -111,11 +121,12 @@ def search(
     all_projects: AllOption = False,
     cwd: CwdOption = None,
     as_json: JsonOption = False,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Find text in user and assistant messages and session names."""
     where = _folder(folder, all_projects, cwd)
     files = session_files(where, all_projects=all_projects) if where.is_dir() else []
-    hits = list(search_sessions(query, files))
+    hits = list(search_sessions(query, files, cache=False if no_cache else None))
     if as_json:
         print_json([hit.to_dict() for hit in hits])
         return
