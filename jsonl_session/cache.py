@@ -137,7 +137,9 @@ class RecordCache(Generic[_T]):
             return  # values msgpack cannot hold (integers beyond 64 bits): no cache
         target = self.file_for(session_path)
         with contextlib.suppress(OSError):
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # The records hold message text: private folders, like the sessions'.
+            self.folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.folder.mkdir(exist_ok=True, mode=0o700)
             fd, temporary = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
             try:
                 with os.fdopen(fd, "wb") as handle:
