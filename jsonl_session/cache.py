@@ -20,6 +20,7 @@ import hashlib
 import os
 import sys
 import tempfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -60,6 +61,8 @@ class Stamp(msgspec.Struct, array_like=True, frozen=True):
 
     device: int
     inode: int
+    size: int  # of the file when the record was made
+    mtime_ns: int
     covered: int  # the record describes bytes [0, covered): whole lines only
     head: bytes  # hash of the first bytes (the header line)
     tail: bytes  # hash of the last bytes before ``covered``
@@ -69,13 +72,18 @@ def stamp(fd: int, covered: int) -> Stamp:
     """A stamp for the first ``covered`` bytes of the open file ``fd``."""
     info = os.fstat(fd)
     head, tail = _hashes(fd, covered)
-    return Stamp(info.st_dev, info.st_ino, covered, head, tail)
+    return Stamp(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, covered, head, tail)
 
 
 def still_valid(mark: Stamp, fd: int) -> bool:
-    """Whether the open file ``fd`` still starts with the bytes ``mark`` describes."""
+    """Whether the open file ``fd`` still starts with the bytes ``mark`` describes.
+
+    A file that grew is trusted to have been appended to (the head and the end of the
+    covered part are checked); one of the same size but a new mtime was rewritten."""
     info = os.fstat(fd)
     if (info.st_dev, info.st_ino) != (mark.device, mark.inode) or info.st_size < mark.covered:
+        return False
+    if info.st_size == mark.size and info.st_mtime_ns != mark.mtime_ns:
         return False
     return _hashes(fd, mark.covered) == (mark.head, mark.tail)
 
@@ -91,11 +99,12 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-class _Envelope(msgspec.Struct, Generic[_T], array_like=True):
+class _Envelope(msgspec.Struct, array_like=True):
     format: int
     path: str
     stamp: Stamp
-    record: _T
+    checksum: int  # CRC-32 of ``record``: a damaged record is not used
+    record: bytes
 
 
 class RecordCache(Generic[_T]):
@@ -109,7 +118,7 @@ class RecordCache(Generic[_T]):
         enc_hook: Callable[[Any], Any] | None = None,
     ) -> None:
         self.folder = root / f"{kind}-{_FORMAT}"
-        self._decoder = msgspec.msgpack.Decoder(_Envelope[record_type])  # type: ignore[valid-type]
+        self._decoder = msgspec.msgpack.Decoder(record_type)
         self._encoder = msgspec.msgpack.Encoder(enc_hook=enc_hook)
 
     def file_for(self, session_path: Path) -> Path:
@@ -120,21 +129,28 @@ class RecordCache(Generic[_T]):
         """The record for the file open as ``fd``, if there is one and it still holds."""
         try:
             data = self.file_for(session_path).read_bytes()
-            envelope: _Envelope[_T] = self._decoder.decode(data)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-            return None  # none yet, unreadable, or damaged: read the file instead
-        if envelope.format != _FORMAT or envelope.path != _real(session_path):
+            envelope = _envelope_decoder.decode(data)
+            if envelope.format != _FORMAT or envelope.path != _real(session_path):
+                return None
+            if zlib.crc32(envelope.record) != envelope.checksum:
+                return None
+            if not still_valid(envelope.stamp, fd):
+                return None
+            record: _T = self._decoder.decode(envelope.record)
+        except (OSError, ValueError, msgspec.MsgspecError):
+            # None yet, unreadable, or damaged (UnicodeDecodeError is a ValueError):
+            # read the file instead.
             return None
-        if not still_valid(envelope.stamp, fd):
-            return None
-        return envelope.stamp, envelope.record
+        return envelope.stamp, record
 
     def save(self, session_path: Path, mark: Stamp, record: _T) -> None:
         """Write the record; a cache that cannot be written is simply not kept."""
         try:
-            data = self._encoder.encode(_Envelope(_FORMAT, _real(session_path), mark, record))
-        except (TypeError, ValueError, OverflowError):
+            payload = self._encoder.encode(record)
+        except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
             return  # values msgpack cannot hold (integers beyond 64 bits): no cache
+        envelope = _Envelope(_FORMAT, _real(session_path), mark, zlib.crc32(payload), payload)
+        data = _envelope_encoder.encode(envelope)
         target = self.file_for(session_path)
         with contextlib.suppress(OSError):
             # The records hold message text: private folders, like the sessions'.
@@ -149,6 +165,10 @@ class RecordCache(Generic[_T]):
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 raise
+
+
+_envelope_decoder = msgspec.msgpack.Decoder(_Envelope)
+_envelope_encoder = msgspec.msgpack.Encoder()
 
 
 def _real(path: Path) -> str:
