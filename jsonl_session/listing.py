@@ -16,6 +16,7 @@ user message and for ``session_info`` entries. Reading files is the only I/O her
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -171,7 +172,8 @@ def _describe_and_keep(
     start = data.find(b"\n", header_line.offset) + 1 if header_line.terminated else len(data)
     cut = max(start, data.rfind(b"\n") + 1)
     facts = _facts(data[start:cut])
-    if records is not None and cut:
+    # A header without its newline may still grow: nothing is kept until it ends.
+    if records is not None and cut and header_line.terminated:
         records.save(path, stamp(fd, cut), _ListingRecord(head, facts))
     return _info(path, head, facts.then(_facts(data[cut:])), mtime)
 
@@ -211,6 +213,7 @@ class _ListedLine(msgspec.Struct, gc=False):
 
 
 _listed_lines = msgspec.json.Decoder(_ListedLine)
+_BLANK_LINE = re.compile(rb"\n[ \t\r\x0b\x0c]*\n")
 
 
 def _facts(region: bytes) -> _Facts:
@@ -225,7 +228,13 @@ def _facts(region: bytes) -> _Facts:
         lines = _listed_lines.decode_lines(region)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return _facts_line_by_line(region)
-    if any(line.type.__class__ is not str for line in lines):
+    segments = region.count(b"\n") + (not region.endswith(b"\n"))
+    if (
+        len(lines) != segments  # a blank line, or two objects glued on one line
+        or _BLANK_LINE.search(region) is not None  # both, which would even out
+        or region[:1].isspace()
+        or any(line.type.__class__ is not str for line in lines)
+    ):
         return _facts_line_by_line(region)
     facts = _Facts()
     users: list[int] = []

@@ -118,7 +118,8 @@ def _cached_texts(
             kept = _texts(data[start:cut], start, header.number + 1)
             next_number = header.number + 1 + data.count(b"\n", start, cut)
             record = _SearchRecord(session_id, kept, next_number)
-            records.save(path, stamp(fd, cut), record)
+            if header.terminated:  # a header without its newline may still grow
+                records.save(path, stamp(fd, cut), record)
         else:
             mark, record = found
             handle.seek(mark.covered)
@@ -131,6 +132,22 @@ def _cached_texts(
                 records.save(path, stamp(fd, mark.covered + cut), record)
     tail = _texts(data[cut:], -1, record.next_number)
     return record.session_id, record.texts + tail
+
+
+# Characters whose lower case holds ASCII letters: KELVIN SIGN (k), and I WITH DOT (i).
+_LOWERING_TO_ASCII = ("\u212a".encode(), "\u0130".encode())
+
+
+def _may_hold(raw: bytes, needle: bytes) -> bool:
+    """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do,
+    or the text differs from the bytes in a way that could make it hold it (\\u
+    escapes, an escaped slash, characters that lower-case to ASCII)."""
+    return (
+        needle in raw.lower()
+        or b"\\u" in raw
+        or (b"/" in needle and b"\\/" in raw)
+        or any(char in raw for char in _LOWERING_TO_ASCII)
+    )
 
 
 def _session_id(raw: bytes) -> str | None:
@@ -146,7 +163,7 @@ def _texts(
     only of lines whose lower-cased bytes contain it."""
     out: list[_Text] = []
     for line in split_lines(region, base_offset=base_offset, first_number=first_number):
-        if needle is not None and needle not in line.raw.lower():
+        if needle is not None and not _may_hold(line.raw, needle):
             continue
         try:
             envelope = decode_envelope(line.raw)
