@@ -213,14 +213,25 @@ class _ListedLine(msgspec.Struct, gc=False):
 
 
 _listed_lines = msgspec.json.Decoder(_ListedLine)
-_BLANK_LINE = re.compile(rb"\n[ \t\r\x0b\x0c]*\n")
+_BLANK_LINE = re.compile(rb"(?:^|\n)[ \t\r\x0b\x0c]*\n")
+_GLUE = re.compile(rb"\}[ \t\r]*\{")
+
+
+def _glued(region: bytes, decoded: int) -> bool:
+    """Whether a line may hold two objects one after the other (``{...}{...}``, left
+    when a line lost its newline): decoding line by line reads it as two values where
+    pi reads one bad line. Blank lines alone are harmless (both skip them)."""
+    if _GLUE.search(region) is None:  # one pass; text inside strings may match too
+        return False
+    segments = region.count(b"\n") + (not region.endswith(b"\n"))
+    return decoded != segments or _BLANK_LINE.search(region) is not None
 
 
 def _facts(region: bytes) -> _Facts:
     """The listing facts of lines after the header. Every line's few fields are
     decoded in one call; a region with a line that is not a plain entry object is
     read line by line instead, skipping what pi's listing skips."""
-    if not region.strip():
+    if not region or region.isspace():
         return _Facts()
     # No UTF-8 check: bytes msgspec skips are not part of any fact, and the texts
     # taken (names, the first message) are decoded as Node would decode them.
@@ -228,13 +239,7 @@ def _facts(region: bytes) -> _Facts:
         lines = _listed_lines.decode_lines(region)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return _facts_line_by_line(region)
-    segments = region.count(b"\n") + (not region.endswith(b"\n"))
-    if (
-        len(lines) != segments  # a blank line, or two objects glued on one line
-        or _BLANK_LINE.search(region) is not None  # both, which would even out
-        or region[:1].isspace()
-        or any(line.type.__class__ is not str for line in lines)
-    ):
+    if _glued(region, len(lines)) or any(line.type.__class__ is not str for line in lines):
         return _facts_line_by_line(region)
     facts = _Facts()
     users: list[int] = []

@@ -8,6 +8,7 @@ listing.py's job; this module reads them and builds results with snippets.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,9 @@ def search_bytes(query: str, path: Path, data: bytes) -> Iterator[SearchHit]:
         return
     session_id = _session_id(header.raw)
     start = data.find(b"\n", header.offset) + 1 if header.terminated else len(data)
-    texts = _texts(data[start:], start, header.number + 1, ascii_needle)
+    region = data[start:]
+    careful = _DECODES_DIFFERENTLY.search(region) is not None
+    texts = _texts(region, start, header.number + 1, ascii_needle, careful=careful)
     yield from _hits(query, path, session_id, texts)
 
 
@@ -134,20 +137,18 @@ def _cached_texts(
     return record.session_id, record.texts + tail
 
 
-# Characters whose lower case holds ASCII letters: KELVIN SIGN (k), and I WITH DOT (i).
-_LOWERING_TO_ASCII = ("\u212a".encode(), "\u0130".encode())
-
-
-def _may_hold(raw: bytes, needle: bytes) -> bool:
-    """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do,
-    or the text differs from the bytes in a way that could make it hold it (\\u
-    escapes, an escaped slash, characters that lower-case to ASCII)."""
-    return (
-        needle in raw.lower()
-        or b"\\u" in raw
-        or (b"/" in needle and b"\\/" in raw)
-        or any(char in raw for char in _LOWERING_TO_ASCII)
+# Where a line's text can differ from its bytes so as to hold an ASCII query its bytes
+# lack: \u escapes, an escaped slash, and the two characters whose lower case holds
+# ASCII letters (KELVIN SIGN: k; I WITH DOT ABOVE: i).
+_DECODES_DIFFERENTLY = re.compile(
+    b"|".join(
+        [
+            re.escape(b"\\u"),
+            re.escape(b"\\/"),
+            *map(re.escape, ("\u212a".encode(), "\u0130".encode())),
+        ]
     )
+)
 
 
 def _session_id(raw: bytes) -> str | None:
@@ -157,13 +158,23 @@ def _session_id(raw: bytes) -> str | None:
 
 
 def _texts(
-    region: bytes, base_offset: int, first_number: int, needle: bytes | None = None
+    region: bytes,
+    base_offset: int,
+    first_number: int,
+    needle: bytes | None = None,
+    *,
+    careful: bool = False,
 ) -> list[_Text]:
     """The searchable texts of the lines in ``region``; with an ASCII ``needle``,
-    only of lines whose lower-cased bytes contain it."""
+    only of lines whose lower-cased bytes contain it (or, ``careful``, whose text may
+    differ from their bytes: see _DECODES_DIFFERENTLY)."""
     out: list[_Text] = []
     for line in split_lines(region, base_offset=base_offset, first_number=first_number):
-        if needle is not None and not _may_hold(line.raw, needle):
+        if (
+            needle is not None
+            and needle not in line.raw.lower()
+            and not (careful and _DECODES_DIFFERENTLY.search(line.raw))
+        ):
             continue
         try:
             envelope = decode_envelope(line.raw)
