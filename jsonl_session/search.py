@@ -98,9 +98,7 @@ def search_bytes(query: str, path: Path, data: bytes) -> Iterator[SearchHit]:
         return
     session_id = _session_id(header.raw)
     start = data.find(b"\n", header.offset) + 1 if header.terminated else len(data)
-    region = data[start:]
-    careful = _DECODES_DIFFERENTLY.search(region) is not None
-    texts = _texts(region, start, header.number + 1, ascii_needle, careful=careful)
+    texts = _texts(data[start:], start, header.number + 1, ascii_needle)
     yield from _hits(query, path, session_id, texts)
 
 
@@ -137,18 +135,21 @@ def _cached_texts(
     return record.session_id, record.texts + tail
 
 
-# Where a line's text can differ from its bytes so as to hold an ASCII query its bytes
-# lack: \u escapes, an escaped slash, and the two characters whose lower case holds
-# ASCII letters (KELVIN SIGN: k; I WITH DOT ABOVE: i).
-_DECODES_DIFFERENTLY = re.compile(
-    b"|".join(
-        [
-            re.escape(b"\\u"),
-            re.escape(b"\\/"),
-            *map(re.escape, ("\u212a".encode(), "\u0130".encode())),
-        ]
-    )
-)
+_KELVIN, _I_DOT = "\u212a".encode(), "\u0130".encode()
+# Escapes that decode to printable ASCII, KELVIN SIGN or I WITH DOT ABOVE (control
+# characters, which JSON.stringify escapes, cannot be in a query).
+_ESCAPED_PRINTABLE = re.compile(rb"\\(?:u(?:00[2-7][0-9a-fA-F]|212[aA]|0130)|/)")
+
+
+def _may_hold(raw: bytes, needle: bytes) -> bool:
+    """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do,
+    or its text differs from its bytes in a way that could (a \\u escape, an escaped
+    slash, or KELVIN SIGN / I WITH DOT ABOVE, which lower-case to ASCII letters)."""
+    if needle in raw.lower():
+        return True
+    if b"\\" in raw and _ESCAPED_PRINTABLE.search(raw) is not None:
+        return True
+    return not raw.isascii() and (_KELVIN in raw or _I_DOT in raw)
 
 
 def _session_id(raw: bytes) -> str | None:
@@ -158,23 +159,13 @@ def _session_id(raw: bytes) -> str | None:
 
 
 def _texts(
-    region: bytes,
-    base_offset: int,
-    first_number: int,
-    needle: bytes | None = None,
-    *,
-    careful: bool = False,
+    region: bytes, base_offset: int, first_number: int, needle: bytes | None = None
 ) -> list[_Text]:
     """The searchable texts of the lines in ``region``; with an ASCII ``needle``,
-    only of lines whose lower-cased bytes contain it (or, ``careful``, whose text may
-    differ from their bytes: see _DECODES_DIFFERENTLY)."""
+    only of lines whose text may hold it (see _may_hold)."""
     out: list[_Text] = []
     for line in split_lines(region, base_offset=base_offset, first_number=first_number):
-        if (
-            needle is not None
-            and needle not in line.raw.lower()
-            and not (careful and _DECODES_DIFFERENTLY.search(line.raw))
-        ):
+        if needle is not None and not _may_hold(line.raw, needle):
             continue
         try:
             envelope = decode_envelope(line.raw)
