@@ -66,9 +66,7 @@ def context_from_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> S
     (our extension; pi shows them whole, as ``pruning=False`` does)."""
     pruned = pruned_entry_ids(path) if pruning else set()
     thinking_level, model = _settings(path)
-    compaction_at = next(
-        (i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None
-    )
+    compaction_at = _last_compaction(path)
     messages: list[dict[str, Any]] = []
     first_kept = None
     if compaction_at is not None:
@@ -120,9 +118,14 @@ def kept_positions(
 
 def context_positions(path: Sequence[StoredEntry]) -> list[int]:
     """kept_positions for the last compaction on ``path``."""
-    last = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
+    last = _last_compaction(path)
     kept = path[last].data().get("firstKeptEntryId") if last is not None else None
     return kept_positions(path, last, kept)
+
+
+def _last_compaction(path: Sequence[StoredEntry]) -> int | None:
+    """The position of the last compaction on ``path``: the only one that counts."""
+    return next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
 
 
 _MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})

@@ -37,62 +37,60 @@ class RawLine:
     terminated: bool
 
 
+LineSpan = tuple[int, int, int, bool]
+_BLANK_START = frozenset(b" \t\r\n\x0b\x0c")
+
+
+def line_spans(data: bytes, start: int = 0, stop: int | None = None) -> Iterator[LineSpan]:
+    """Where each non-blank line of ``data[start:stop]`` lies: (index among all lines
+    there, blank ones counted; start; end without the line's CR LF or LF; whether a
+    newline ends it). The one place lines are found; everything else builds on it."""
+    end_of_data = len(data) if stop is None else stop
+    find = data.find
+    pos = start
+    index = 0
+    while pos < end_of_data:
+        end = find(b"\n", pos, end_of_data)
+        terminated = end != -1
+        if not terminated:
+            end = end_of_data
+        cut = end - 1 if end > pos and data[end - 1] == 13 else end
+        if cut > pos and (data[pos] not in _BLANK_START or data[pos:cut].strip()):
+            yield index, pos, cut, terminated
+        index += 1
+        pos = end + 1
+
+
 def split_lines(data: bytes, *, base_offset: int = 0, first_number: int = 1) -> list[RawLine]:
     """Split bytes into non-blank lines, tolerating a BOM, CRLF and blank lines.
 
     Only the final segment can be unterminated; it is returned with
     ``terminated=False`` so the caller can decide whether it is torn.
     """
-    lines: list[RawLine] = []
-    pos = 0
-    if base_offset == 0 and data.startswith(BOM):
-        pos = len(BOM)
-    number = first_number
-    size = len(data)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        terminated = end != -1
-        if not terminated:
-            end = size
-        raw = data[pos:end]
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if raw.strip():
-            lines.append(RawLine(number, base_offset + pos, raw, terminated))
-        number += 1
-        pos = end + 1
-    return lines
+    skip = len(BOM) if base_offset == 0 and data.startswith(BOM) else 0
+    return [
+        RawLine(first_number + index, base_offset + start, data[start:end], terminated)
+        for index, start, end, terminated in line_spans(data, skip)
+    ]
 
 
 def first_line(data: bytes) -> RawLine | None:
     """The first non-blank line (after a byte order mark): where a header must be."""
-    pos = len(BOM) if data.startswith(BOM) else 0
-    number = 1
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        terminated = end != -1
-        if not terminated:
-            end = len(data)
-        raw = data[pos:end].removesuffix(b"\r")
-        if raw.strip():
-            return RawLine(number, pos, raw, terminated)
-        number += 1
-        pos = end + 1
+    skip = len(BOM) if data.startswith(BOM) else 0
+    for index, start, end, terminated in line_spans(data, skip):
+        return RawLine(index + 1, start, data[start:end], terminated)
     return None
+
+
+def after_line(data: bytes, line: RawLine) -> int:
+    """The offset just past ``line``'s newline (the end of ``data`` if it has none)."""
+    return data.index(b"\n", line.offset) + 1 if line.terminated else len(data)
 
 
 def iter_lines(data: bytes) -> Iterator[bytes]:
     """The non-blank lines of ``data`` (without line ends), one at a time."""
-    pos = 0
-    size = len(data)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        if end == -1:
-            end = size
-        raw = data[pos:end].removesuffix(b"\r")
-        if raw.strip():
-            yield raw
-        pos = end + 1
+    for _, start, end, _ in line_spans(data):
+        yield data[start:end]
 
 
 def consumed_length(data: bytes) -> int:
@@ -206,7 +204,7 @@ class LineSource:
     def __init__(self, path: Path | None, fd: int) -> None:
         self.path = path
         self.fd = fd
-        self._close = weakref.finalize(self, os.close, fd)
+        self._close = weakref.finalize(self, os.close, fd)  # once nothing refers to it
 
     def read(self, offset: int, length: int) -> bytes:
         """``length`` bytes at ``offset`` and the one byte after them (if any)."""
@@ -216,9 +214,6 @@ class LineSource:
             raise SessionFormatError(
                 self.path, None, f"cannot read: {exc.strerror or exc}"
             ) from None
-
-    def close(self) -> None:
-        self._close()
 
 
 class StoredEntry(msgspec.Struct, gc=False, array_like=True):

@@ -32,6 +32,7 @@ from jsonl_session.ids import timestamp_to_ms
 from jsonl_session.jsonio import NotJson
 from jsonl_session.jsonl import (
     NotAnObject,
+    after_line,
     decode_envelope,
     first_line,
     iter_lines,
@@ -146,11 +147,6 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     return _info(file_path, record.header, facts.then(_facts(data[cut:])), mtime)
 
 
-def describe_bytes(path: Path, data: bytes, mtime: float) -> SessionInfo:
-    """SessionInfo for a file's bytes (``mtime`` in seconds, for the last fallback)."""
-    return _describe_and_keep(path, data, mtime, None, -1)
-
-
 def _describe_and_keep(
     path: Path, data: bytes, mtime: float, records: RecordCache[_ListingRecord] | None, fd: int
 ) -> SessionInfo:
@@ -169,7 +165,7 @@ def _describe_and_keep(
         _str_or_none(header.get("parentSession")),
         _str_or_none(header.get("timestamp")),
     )
-    start = data.find(b"\n", header_line.offset) + 1 if header_line.terminated else len(data)
+    start = after_line(data, header_line)
     cut = max(start, data.rfind(b"\n") + 1)
     facts = _facts(data[start:cut])
     # A header without its newline may still grow: nothing is kept until it ends.
@@ -244,20 +240,10 @@ def _facts(region: bytes) -> _Facts:
     facts = _Facts()
     users: list[int] = []
     for index, line in enumerate(lines):
-        kind = line.type
-        if kind == "session_info":
-            name = line.name
-            facts.name_seen = True
-            facts.name = name.strip() or None if isinstance(name, str) else None
-        elif kind == "message":
-            facts.count += 1
-            message = line.message
-            role = None if message is None else message.role
-            if role == "user" or role == "assistant":
-                assert message is not None
-                _note_time(facts, message.timestamp, line.timestamp)
-                if role == "user":
-                    users.append(index)
+        message = line.message
+        role, moment = (None, None) if message is None else (message.role, message.timestamp)
+        if _note_line(facts, line.type, line.name, role, moment, line.timestamp):
+            users.append(index)
     for raw in _nth_lines(region, users):
         facts.first_message = _text_of(loads_object(raw).get("message"))
         if facts.first_message:  # an empty first message: pi takes the next one
@@ -283,23 +269,30 @@ def _facts_line_by_line(region: bytes) -> _Facts:
     facts = _Facts()
     for line in split_lines(region, base_offset=1):
         try:
-            envelope = decode_envelope(line.raw)
+            env = decode_envelope(line.raw)
         except (NotJson, NotAnObject):
             continue  # pi skips lines it cannot parse
-        if envelope.type == "session_info":
-            value = loads_object(line.raw).get("name")
-            facts.name_seen = True
-            facts.name = value.strip() or None if isinstance(value, str) else None
-            continue
-        if envelope.type != "message":
-            continue
-        facts.count += 1
-        if envelope.role not in ("user", "assistant"):
-            continue
-        _note_time(facts, envelope.message_timestamp, envelope.timestamp)
-        if not facts.first_message and envelope.role == "user":
+        name = loads_object(line.raw).get("name") if env.type == "session_info" else None
+        is_user = _note_line(facts, env.type, name, env.role, env.message_timestamp, env.timestamp)
+        if is_user and not facts.first_message:
             facts.first_message = _text_of(loads_object(line.raw).get("message"))
     return facts
+
+
+def _note_line(
+    facts: _Facts, kind: Any, name: Any, role: Any, message_time: Any, entry_time: Any
+) -> bool:
+    """Fold one line's fields into ``facts`` by pi's rules; True for a user message
+    (whose text may be the first message)."""
+    if kind == "session_info":
+        facts.name_seen = True
+        facts.name = name.strip() or None if isinstance(name, str) else None
+    elif kind == "message":
+        facts.count += 1
+        if role == "user" or role == "assistant":
+            _note_time(facts, message_time, entry_time)
+            return bool(role == "user")
+    return False
 
 
 def _note_time(facts: _Facts, message_timestamp: Any, entry_timestamp: Any) -> None:

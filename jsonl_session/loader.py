@@ -20,7 +20,14 @@ import msgspec
 from jsonl_session.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.jsonio import NotJson, decode_any, is_utf8
-from jsonl_session.jsonl import LineSource, RawLine, StoredEntry, first_line, split_lines
+from jsonl_session.jsonl import (
+    LineSource,
+    RawLine,
+    StoredEntry,
+    after_line,
+    first_line,
+    split_lines,
+)
 from jsonl_session.migrate import MigrationState, migrate
 from jsonl_session.model import CURRENT_VERSION
 from jsonl_session.problems import Problem
@@ -156,7 +163,7 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         version = header.get("version")
         if not isinstance(version, int) or version < CURRENT_VERSION:
             return None
-        after = start.index(b"\n", header_line.offset) + 1
+        after = after_line(start, header_line)
         read = scan_regions(file_regions(fd, after), after, header_line.number + 1, source=source)
     loaded = _assemble(header, header_line, read, path)
     if records is not None and (found is None or read.newline_through > found[0].covered):
@@ -172,7 +179,6 @@ def _resume(record: IndexRecord, source: LineSource, covered: int) -> ReadLines:
     read = scan_regions(
         file_regions(source.fd, covered), covered, record.next_number, source=source
     )
-    split_by_id(read)
     read.entries[:0] = record.entries
     read.bad[:0] = record.bad
     read.problems[:0] = record.problems
@@ -209,9 +215,8 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     except SessionFormatError:
         _read_header(split_lines(data), path)  # the same error, told with the whole file
         raise
-    after = data.index(b"\n", header_line.offset) + 1 if header_line.terminated else len(data)
-    rest = data[after:]
-    read = scan_regions(iter([rest]), after, header_line.number + 1)
+    after = after_line(data, header_line)
+    read = scan_regions(iter([data[after:]]), after, header_line.number + 1)
     return _assemble(header, header_line, read, path)
 
 
@@ -227,10 +232,12 @@ def _assemble(
     version, header_damaged = _effective_version(
         header.get("version"), entries, header_line, problems
     )
-    ordinals = {ordinal: index for index, ordinal in enumerate(read.ordinals)}
-    state = MigrationState(header=header, entries=entries, ordinals=ordinals)
-    applied = migrate(state, version) if version < CURRENT_VERSION else []
-    problems.extend(state.problems)
+    applied: list[str] = []
+    if version < CURRENT_VERSION:
+        ordinals = {ordinal: index for index, ordinal in enumerate(read.ordinals)}
+        state = MigrationState(header=header, entries=entries, ordinals=ordinals)
+        applied = migrate(state, version)
+        problems.extend(state.problems)
     before = len(read.problems)
     split_by_id(read)  # after migrating: version 1 entries get their ids there
     problems.extend(read.problems[before:])

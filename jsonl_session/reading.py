@@ -21,17 +21,18 @@ from jsonl_session.jsonio import NotJson, is_utf8
 from jsonl_session.jsonl import (
     BulkEnvelope,
     LineSource,
+    LineSpan,
     NotAnObject,
     RawLine,
     StoredEntry,
     decode_envelope,
     envelope_decoder,
+    line_spans,
 )
 from jsonl_session.problems import Problem
 
 CHUNK_BYTES = 8 << 20
 INLINE_BYTES = 256  # lines up to this long stay in memory even when a file backs them
-_BLANK_START = frozenset(b" \t\r\n\x0b\x0c")
 
 
 @dataclass(slots=True)
@@ -97,15 +98,6 @@ def read_line(
             "invalid-utf8", "bytes that are not UTF-8 were read as U+FFFD", line.number, entry.id
         )
     return entry, None
-
-
-def classify_lines(
-    lines: list[RawLine], *, check_utf8: bool = True, first_ordinal: int = 1
-) -> ReadLines:
-    out = ReadLines()
-    for ordinal, line in enumerate(lines, start=first_ordinal):
-        _sort(out, line, ordinal, check_utf8)
-    return out
 
 
 def _sort(out: ReadLines, line: RawLine, ordinal: int, check_utf8: bool) -> None:
@@ -193,13 +185,13 @@ def _scan_region(
     out: ReadLines, region: bytes, base: int, ordinal: int, source: LineSource | None
 ) -> int:
     cut = region.rfind(b"\n") + 1
-    spans = _spans(region, cut)
+    spans = list(line_spans(region, 0, cut))
     number = out.next_number
     envelopes = _bulk_envelopes(region, cut, len(spans))
     if envelopes is None or not _add_plain(
         out, region, (base, number, ordinal), spans, envelopes, source
     ):
-        whole = [RawLine(number + n, base + s, region[s:e], True) for n, s, e in spans]
+        whole = [RawLine(number + n, base + s, region[s:e], True) for n, s, e, _ in spans]
         check_utf8 = not is_utf8(region[:cut])
         for offset, line in enumerate(whole, start=ordinal):
             _sort(out, line, offset, check_utf8)
@@ -208,7 +200,7 @@ def _scan_region(
     out.next_number = out.newline_number = number + region.count(b"\n", 0, cut)
     out.complete_through = out.newline_through = base + cut
     tail = region[cut:]
-    if tail.rstrip(b"\r") and tail.strip():
+    if tail.strip():
         line = RawLine(out.next_number, base + cut, tail.removesuffix(b"\r"), False)
         _sort(out, line, ordinal, True)
         if out.torn is None:  # a whole entry that lacks only its newline
@@ -216,22 +208,6 @@ def _scan_region(
             out.complete_through = base + len(region)
         ordinal += 1
     return ordinal
-
-
-def _spans(region: bytes, cut: int) -> list[tuple[int, int, int]]:
-    """(line number offset, start, end) of each non-blank newline-ended line."""
-    spans: list[tuple[int, int, int]] = []
-    find = region.find
-    pos = 0
-    index = 0
-    while pos < cut:
-        end = find(b"\n", pos, cut)
-        stop = end - 1 if end > pos and region[end - 1] == 13 else end
-        if stop > pos and (region[pos] not in _BLANK_START or region[pos:stop].strip()):
-            spans.append((index, pos, stop))
-        index += 1
-        pos = end + 1
-    return spans
 
 
 def _bulk_envelopes(region: bytes, cut: int, expected: int) -> list[BulkEnvelope] | None:
@@ -253,7 +229,7 @@ def _add_plain(
     out: ReadLines,
     region: bytes,
     start_at: tuple[int, int, int],
-    spans: list[tuple[int, int, int]],
+    spans: list[LineSpan],
     envelopes: list[BulkEnvelope],
     source: LineSource | None,
 ) -> bool:
@@ -264,7 +240,7 @@ def _add_plain(
     base, number, ordinal = start_at
     entries = out.entries
     keep_all = source is None
-    for (index, start, stop), env in zip(spans, envelopes, strict=True):
+    for (index, start, stop, _), env in zip(spans, envelopes, strict=True):
         length = stop - start
         ident = env.id
         parent = env.parent_id

@@ -22,6 +22,7 @@ from jsonl_session.errors import JsonlSessionError
 from jsonl_session.jsonio import NotJson
 from jsonl_session.jsonl import (
     NotAnObject,
+    after_line,
     decode_envelope,
     first_line,
     loads_object,
@@ -97,7 +98,7 @@ def search_bytes(query: str, path: Path, data: bytes) -> Iterator[SearchHit]:
     if header is None:
         return
     session_id = _session_id(header.raw)
-    start = data.find(b"\n", header.offset) + 1 if header.terminated else len(data)
+    start = after_line(data, header)
     texts = _texts(data[start:], start, header.number + 1, ascii_needle)
     yield from _hits(query, path, session_id, texts)
 
@@ -114,7 +115,7 @@ def _cached_texts(
             if header is None:
                 return None, []
             session_id = _session_id(header.raw)
-            start = data.find(b"\n", header.offset) + 1 if header.terminated else len(data)
+            start = after_line(data, header)
             cut = max(start, data.rfind(b"\n") + 1)
             kept = _texts(data[start:cut], start, header.number + 1)
             next_number = header.number + 1 + data.count(b"\n", start, cut)
