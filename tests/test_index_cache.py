@@ -7,56 +7,26 @@ refused (reading starts after the header)."""
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
 import random
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from helpers_large import ROOT, generate, loaded_key
 from helpers_write import finish, raw_entry, spawn_python, user_message
 
 from jsonl_session import Session, load_entries, loader, reading
-from jsonl_session.jsonl import StoredEntry
 from jsonl_session.loader import LoadedFile
 
-ROOT = Path(__file__).resolve().parent.parent
 TAIL_BYTES = 4096  # the cache hashes this much before the end of the part it covers
 
 
-def _generator() -> Callable[..., dict[str, Any]]:
-    """benchmarks/generate.py's write_session(path, entries, seed=7), loaded under a
-    name of its own (fixtures/ has a generate.py too)."""
-    name = "benchmarks_generate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "generate.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    write: Callable[..., dict[str, Any]] = sys.modules[name].write_session
-    return write
-
-
-def generate(path: Path, entries: int = 700, seed: int = 7) -> Path:
-    """A realistic pi session of ``entries`` entries (700 make about 1.5 MB)."""
-    _generator()(path, entries, seed)
-    return path
-
-
-def entry_key(e: StoredEntry) -> tuple[Any, ...]:
-    envelope = (e.type, e.id, e.parent_id, e.timestamp, e.role, e.custom_type, e.message_timestamp)
-    return (e.line, e.offset, *envelope, e.migrated, e.length, e.raw, e.data())
-
-
 def key(f: LoadedFile) -> tuple[Any, ...]:
-    ends = (f.end_offset, f.last_line, f.torn_tail, f.size, f.identity)
-    header = (f.header, f.version_read, f.migrations, f.header_damaged)
-    return [entry_key(e) for e in f.entries], f.bad_lines, f.problems, ends, header
+    return loaded_key(f), f.identity
 
 
 def compare(path: Path, starts: list[int]) -> int:

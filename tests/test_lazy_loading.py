@@ -5,79 +5,23 @@ read back after the file was rewritten is refused, never mistaken for another.""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from helpers_large import ROOT, generate
+from helpers_large import loaded_key as key
 from helpers_write import finish, raw_entry, spawn_python, user_message
 
 from jsonl_session import Session, SessionFormatError, build_context, load_entries, loader, reading
-from jsonl_session.jsonl import StoredEntry, raw_lines
+from jsonl_session.jsonl import raw_lines
 from jsonl_session.loader import LoadedFile, parse_session_bytes
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 REWRITTEN = "open it again"
-
-
-def _generator() -> Callable[..., dict[str, Any]]:
-    """benchmarks/generate.py's write_session(path, entries, seed=7), loaded under a
-    name of its own (fixtures/ has a generate.py too)."""
-    name = "benchmarks_generate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "generate.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    write: Callable[..., dict[str, Any]] = sys.modules[name].write_session
-    return write
-
-
-def generate(path: Path, entries: int = 700, seed: int = 7) -> Path:
-    """A realistic pi session of ``entries`` entries (700 make about 1.5 MB)."""
-    _generator()(path, entries, seed)
-    return path
-
-
-def entry_key(entry: StoredEntry) -> tuple[Any, ...]:
-    return (
-        entry.line,
-        entry.offset,
-        entry.type,
-        entry.id,
-        entry.parent_id,
-        entry.timestamp,
-        entry.role,
-        entry.custom_type,
-        entry.message_timestamp,
-        entry.migrated,
-        entry.length,
-        entry.raw,
-        entry.data(),
-    )
-
-
-def key(loaded: LoadedFile) -> tuple[Any, ...]:
-    """Everything a reader can learn from a loaded file (how it was read aside)."""
-    return (
-        [entry_key(e) for e in loaded.entries],
-        loaded.bad_lines,
-        loaded.problems,
-        loaded.end_offset,
-        loaded.last_line,
-        loaded.torn_tail,
-        loaded.size,
-        loaded.header,
-        loaded.version_read,
-        loaded.migrations,
-        loaded.header_damaged,
-    )
 
 
 def outcome(read: Callable[[], LoadedFile]) -> tuple[Any, ...]:

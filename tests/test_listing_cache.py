@@ -7,7 +7,6 @@ the first writes records, the second must use them and rewrite none."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import random
@@ -16,11 +15,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_large import ROOT, generate
 from helpers_read import BASE_MS, assistant, dumps, entry, header, iso, message, user, write_session
 from helpers_write import finish, spawn_python
 
@@ -29,7 +28,6 @@ from jsonl_session.listing import latest_session, list_sessions, session_files, 
 from jsonl_session.paths import session_dir_for
 from jsonl_session.search import search_sessions
 
-ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("listing", "search")
 NEW_MS = 1_950_000_000_000  # 2031: later than every message in the folder
 QUERIES = ("parser", "zebracorn", "ZebraCorn", 'say "hi"', "back\\slash", "é", "Renamed plan")
@@ -40,21 +38,6 @@ for path, chunk in zip(sys.argv[1::2], sys.argv[2::2]):
         handle.write(source.read())
 """
 Snapshot = dict[str, dict[str, tuple[int, int]]]
-
-
-def generate(path: Path, entries: int, seed: int) -> Path:
-    """A realistic pi session from benchmarks/generate.py (loaded under a name of its
-    own: fixtures/ has a generate.py too)."""
-    name = "benchmarks_generate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "generate.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    write: Callable[..., object] = sys.modules[name].write_session
-    write(path, entries, seed)
-    return path
 
 
 def line(kind: str, entry_id: str, **fields: Any) -> bytes:
