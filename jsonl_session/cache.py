@@ -108,7 +108,7 @@ class _Envelope(msgspec.Struct, array_like=True):
 
 
 class RecordCache(Generic[_T]):
-    """Records of one kind (``kind`` names their folder) for session files."""
+    """Records of one kind (``kind`` and ``version`` name their folder) for session files."""
 
     def __init__(
         self,
@@ -116,8 +116,11 @@ class RecordCache(Generic[_T]):
         kind: str,
         record_type: type[_T],
         enc_hook: Callable[[Any], Any] | None = None,
+        *,
+        version: int = 1,
     ) -> None:
-        self.folder = root / f"{kind}-{_FORMAT}"
+        # ``version`` names the record's layout: a new layout gets a new folder.
+        self.folder = root / f"{kind}-{version}"
         self._decoder = msgspec.msgpack.Decoder(record_type)
         self._encoder = msgspec.msgpack.Encoder(enc_hook=enc_hook)
 

@@ -40,18 +40,23 @@ from jsonl_session.reading import (
     scan_regions,
     split_by_id,
 )
+from jsonl_session.table import EntryTable, TableRecord, no_source, table_record
 
 __all__ = ["BadLine", "LoadedFile", "load_entries", "parse_session_bytes", "read_appended"]
 
 
 @dataclass(slots=True)
 class LoadedFile:
-    """A session file as read: header dict (migrated), entries, and what was wrong."""
+    """A session file as read: header dict (migrated), entries, and what was wrong.
+
+    The entries are ``table``'s (those an index-cache record held; see table.py)
+    followed by ``read_entries`` (those read from the file); `entries` joins them.
+    """
 
     path: Path | None
     header: dict[str, Any]
     version_read: int
-    entries: list[StoredEntry]
+    read_entries: list[StoredEntry]
     bad_lines: list[BadLine]
     problems: list[Problem]
     migrations: list[str]
@@ -61,6 +66,15 @@ class LoadedFile:
     header_damaged: bool = False
     identity: tuple[int, int] | None = None  # (device, inode) of the file read
     size: int = 0  # bytes read
+    table: EntryTable | None = None
+
+    @property
+    def entries(self) -> list[StoredEntry]:
+        """Every entry, in file order (the table's are built on the first call)."""
+        if self.table is not None:
+            self.read_entries[:0] = self.table.materialise()
+            self.table = None
+        return self.read_entries
 
     @property
     def needs_rewrite(self) -> bool:
@@ -132,25 +146,37 @@ class IndexRecord(msgspec.Struct, array_like=True):
     header: bytes
     header_number: int
     header_offset: int
-    entries: list[StoredEntry]
+    table: TableRecord
     bad: list[BadLine]
     problems: list[Problem]
     next_number: int
+
+
+_RECORD_VERSION = 2  # 1 kept the entries as one list
+REFRESH_BYTES = 64 << 10  # a record is brought up to date once this much was appended
 
 
 def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> LoadedFile | None:
     """A version-3 (or newer) file read in chunks, bodies left on disk; None for any
     other file (an older version, a damaged header), which is read whole instead.
     With a ``cache`` folder, a cached record of the file's start is used if it still
-    holds, and the record is brought up to date."""
+    holds, and the record is brought up to date when much was appended since."""
     fd = source.fd
-    records = RecordCache(cache, "index", IndexRecord, _no_source) if cache else None
+    records = None
+    if cache is not None:
+        records = RecordCache(cache, "index", IndexRecord, no_source, version=_RECORD_VERSION)
     found = records.load(path, fd) if records is not None else None
+    table = None
     if found is not None:
         mark, record = found
         header_line = RawLine(record.header_number, record.header_offset, record.header, True)
         header, _ = _read_header([header_line], path)
-        read = _resume(record, source, mark.covered)
+        table = EntryTable(record.table, source)
+        read = scan_regions(
+            file_regions(fd, mark.covered), mark.covered, record.next_number, source=source
+        )
+        read.bad[:0] = record.bad
+        read.problems[:0] = record.problems
     else:
         start = os.read(fd, _HEADER_PROBE_BYTES)
         line = first_line(start)
@@ -165,45 +191,26 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
             return None
         after = after_line(start, header_line)
         read = scan_regions(file_regions(fd, after), after, header_line.number + 1, source=source)
-    loaded = _assemble(header, header_line, read, path)
-    if records is not None and (found is None or read.newline_through > found[0].covered):
-        records.save(path, stamp(fd, read.newline_through), _record(header_line, read))
+    loaded = _assemble(header, header_line, read, path, table)
+    grown = read.newline_through - (found[0].covered if found is not None else 0)
+    if records is not None and grown > 0 and (found is None or grown >= REFRESH_BYTES):
+        records.save(path, stamp(fd, read.newline_through), _record(header_line, read, table))
     return loaded
 
 
-def _resume(record: IndexRecord, source: LineSource, covered: int) -> ReadLines:
-    """The cached lines, then whatever the file holds after them."""
-    for entry in record.entries:
-        if entry.inline is None:
-            entry.source = source
-    read = scan_regions(
-        file_regions(source.fd, covered), covered, record.next_number, source=source
-    )
-    read.entries[:0] = record.entries
-    read.bad[:0] = record.bad
-    read.problems[:0] = record.problems
-    return read
-
-
-def _record(header_line: RawLine, read: ReadLines) -> IndexRecord:
-    """The record of ``read`` up to its last newline (a last line without one may
-    still grow, so it is read again next time)."""
+def _record(header_line: RawLine, read: ReadLines, table: EntryTable | None) -> IndexRecord:
+    """The record of ``table`` and ``read`` up to the last newline (a last line
+    without one may still grow, so it is read again next time)."""
     last = read.newline_number
     return IndexRecord(
         header=header_line.raw,
         header_number=header_line.number,
         header_offset=header_line.offset,
-        entries=[e for e in read.entries if e.line < last],
+        table=table_record([e for e in read.entries if e.line < last], table),
         bad=[b for b in read.bad if b.line < last],
         problems=[p for p in read.problems if p.line is not None and p.line < last],
         next_number=last,
     )
-
-
-def _no_source(value: object) -> None:
-    """Entries are cached without their LineSource: the next reader brings its own."""
-    if not isinstance(value, LineSource):
-        raise NotImplementedError(type(value).__name__)
 
 
 def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
@@ -221,7 +228,11 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
 
 
 def _assemble(
-    header: dict[str, Any], header_line: RawLine, read: ReadLines, path: Path | None
+    header: dict[str, Any],
+    header_line: RawLine,
+    read: ReadLines,
+    path: Path | None,
+    table: EntryTable | None = None,
 ) -> LoadedFile:
     problems: list[Problem] = []
     if not is_utf8(header_line.raw):
@@ -249,7 +260,7 @@ def _assemble(
         path=path,
         header=header,
         version_read=version,
-        entries=read.entries,
+        read_entries=read.entries,
         bad_lines=sorted(read.bad, key=lambda bad: bad.line),
         problems=sorted(problems, key=lambda p: p.line or 0),
         migrations=applied,
@@ -258,6 +269,7 @@ def _assemble(
         torn_tail=read.torn,
         header_damaged=header_damaged,
         size=read.size,
+        table=table,
     )
 
 

@@ -72,11 +72,14 @@ class Session:
         self._version_read = loaded.version_read
         self._migrations = list(loaded.migrations)
         self._problems = list(loaded.problems)
-        self._index = TreeIndex()
+        table = loaded.table
+        self._index = TreeIndex(table=table)
         self._labels: dict[str, tuple[str, str]] = {}
         self._name: str | None = None
-        self._has_assistant = False
-        self._index_entries(loaded.entries)
+        self._has_assistant = table is not None and table.has_assistant
+        for entry in table.noted if table is not None else ():
+            self._note(entry)
+        self._index_entries(loaded.read_entries)
         if not keep_leaf:
             self._leaf = self._file_leaf()
         # On a re-read the leaf stays, even if the file no longer has it: writes are
@@ -176,7 +179,7 @@ class Session:
     def revision(self) -> int:
         """How many entries this session knows: pass it back as ``expect_revision``
         to an append that must not happen if another program wrote in between."""
-        return len(self._index.order)
+        return self._index.count
 
     @property
     def problems(self) -> list[Problem]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from jsonl_session.errors import SessionTreeError
 from jsonl_session.jsonl import StoredEntry
 from jsonl_session.problems import Problem
+from jsonl_session.table import EntryTable
 
 
 @dataclass(slots=True)
@@ -28,39 +29,79 @@ class TreeIndex:
     """Index over entries in file order; later entries can be added with `extend`.
 
     The children lists are built on first use: opening a session needs ids and
-    parents, not the whole tree.
+    parents, not the whole tree. Entries from an index-cache record (a table.EntryTable)
+    stay in the table while that answers: lookups by id, the last entry and paths go
+    through it, and only the entries a path holds are built. Anything that needs every
+    entry (`by_id`, `order`, children, roots, problems), or an added entry that reuses
+    a table id or is a parent the table lacks, builds them all first.
     """
 
-    def __init__(self, entries: Iterable[StoredEntry] = ()) -> None:
-        self.by_id: dict[str, StoredEntry] = {}
-        self.order: list[StoredEntry] = []
+    def __init__(self, entries: Iterable[StoredEntry] = (), *, table: EntryTable | None = None):
+        self._by_id: dict[str, StoredEntry] = {}
+        self._order: list[StoredEntry] = []
         self.duplicates: list[Problem] = []
         self._children: dict[str | None, list[str]] | None = None
+        # Entries after the table, while it stands in for its entries (a clean table
+        # only: each id once, each parent before its child).
+        self._table = table if table is not None and table.clean else None
+        if table is not None and self._table is None:
+            self.extend(table.materialise())
         self.extend(entries)
+
+    @property
+    def by_id(self) -> dict[str, StoredEntry]:
+        """The entry of each id (an id used again: its last entry)."""
+        self._build_all()
+        return self._by_id
+
+    @property
+    def order(self) -> list[StoredEntry]:
+        """Every entry in file order, duplicates included."""
+        self._build_all()
+        return self._order
+
+    @property
+    def count(self) -> int:
+        """How many entries, in file order (duplicates included)."""
+        return len(self._order) + (len(self._table) if self._table is not None else 0)
+
+    def _build_all(self) -> None:
+        table = self._table
+        if table is not None:
+            self._table = None
+            later = self._order
+            self._by_id, self._order = {}, []
+            self.extend(table.materialise())
+            self.extend(later)
 
     def add(self, entry: StoredEntry) -> None:
         self.extend((entry,))
 
     def extend(self, entries: Iterable[StoredEntry]) -> None:
         new = entries if isinstance(entries, list | tuple) else list(entries)
-        size = len(self.by_id)
-        self.by_id.update({entry.id: entry for entry in new})
-        if len(self.by_id) - size != len(new):
-            # An id used again (rare): redo these one by one for the problems.
-            for key in {entry.id for entry in new}:
-                self.by_id.pop(key, None)
+        table = self._table
+        if table is not None and any(
+            e.id in table.missing or table.position(e.id) is not None for e in new
+        ):
+            self._build_all()  # the table's parent links would change
+        fresh = {entry.id: entry for entry in new}
+        if len(fresh) != len(new) or not fresh.keys().isdisjoint(self._by_id):
+            # An id used again (rare): one by one, for the problems. An id seen
+            # before keeps its place in by_id, as when all come in one call.
+            self._build_all()
             for entry in new:
                 self._add_one(entry)
             return
-        self.order.extend(new)
+        self._by_id.update(fresh)
+        self._order.extend(new)
         if self._children is not None:
             for entry in new:
                 self._children.setdefault(entry.parent_id, []).append(entry.id)
 
     def _add_one(self, entry: StoredEntry) -> None:
-        previous = self.by_id.get(entry.id)
+        previous = self._by_id.get(entry.id)
         if previous is None:
-            previous = next((e for e in reversed(self.order) if e.id == entry.id), None)
+            previous = next((e for e in reversed(self._order) if e.id == entry.id), None)
         if previous is not None:
             # Later lines win, as in pi; the earlier one stays in the file.
             self.duplicates.append(
@@ -72,8 +113,8 @@ class TreeIndex:
                     entry.id,
                 )
             )
-        self.by_id[entry.id] = entry
-        self.order.append(entry)
+        self._by_id[entry.id] = entry
+        self._order.append(entry)
         self._children = None
 
     @property
@@ -83,27 +124,39 @@ class TreeIndex:
         if self._children is None:
             children: dict[str | None, list[str]] = {}
             by_id = self.by_id
-            for entry in self.order:
+            for entry in self._order:
                 if by_id[entry.id] is entry:
                     children.setdefault(entry.parent_id, []).append(entry.id)
             self._children = children
         return self._children
 
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self.by_id
+        if entry_id in self._by_id:
+            return True
+        return (
+            self._table is not None
+            and isinstance(entry_id, str)
+            and (self._table.position(entry_id) is not None)
+        )
 
     def __len__(self) -> int:
-        return len(self.by_id)
+        return len(self._by_id) + (len(self._table) if self._table is not None else 0)
 
     def get(self, entry_id: str) -> StoredEntry | None:
-        return self.by_id.get(entry_id)
+        found = self._by_id.get(entry_id)
+        if found is None and self._table is not None:
+            position = self._table.position(entry_id)
+            found = None if position is None else self._table[position]
+        return found
 
     def children(self, entry_id: str | None) -> list[StoredEntry]:
         return [self.by_id[i] for i in self.children_of.get(entry_id, [])]
 
     def last_entry(self) -> StoredEntry | None:
         """The last entry in file order: pi's rule for the active leaf."""
-        return self.order[-1] if self.order else None
+        if self._order:
+            return self._order[-1]
+        return self._table[-1] if self._table is not None and len(self._table) else None
 
     def roots(self) -> list[StoredEntry]:
         """Entries with no parent, then entries whose parent is missing (orphans)."""
@@ -123,7 +176,7 @@ class TreeIndex:
         leave such gaps after dropping label entries; `problems` reports it. Raises
         SessionTreeError for an unknown leaf or a cycle.
         """
-        entry = self.by_id.get(leaf_id)
+        entry = self.get(leaf_id)
         if entry is None:
             raise SessionTreeError(f"no entry with id {leaf_id!r}", (leaf_id,))
         path: list[StoredEntry] = []
@@ -139,12 +192,24 @@ class TreeIndex:
             path.append(entry)
             if entry.parent_id is None:
                 break
-            parent = self.by_id.get(entry.parent_id)
+            parent = self._by_id.get(entry.parent_id)
             if parent is None:
+                if self._table is not None:
+                    path.extend(self._table_path(entry.parent_id))
                 break
             entry = parent
         path.reverse()
         return path
+
+    def _table_path(self, entry_id: str) -> list[StoredEntry]:
+        """The table's entry ``entry_id`` and its ancestors (the table's parents are
+        all in it: an entry added later cannot be one, see `extend`)."""
+        assert self._table is not None
+        position = self._table.position(entry_id)
+        if position is None:
+            return []
+        table = self._table
+        return [table[p] for p in table.chain(position)]
 
     def problems(self) -> list[Problem]:
         """Duplicate ids, missing parents and cycles, in file order."""

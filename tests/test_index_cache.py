@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from helpers_large import ROOT, generate, loaded_key
+from helpers_large import ROOT, entry_key, generate, loaded_key
 from helpers_write import finish, raw_entry, spawn_python, user_message
 
 from jsonl_session import Session, load_entries, loader, reading
@@ -37,9 +37,13 @@ def compare(path: Path, starts: list[int]) -> int:
     began = starts[0]
     assert key(cached) == key(load_entries(path, cache=False))
     kept, plain = Session.open(path), Session.open(path, cache=False)
+    # What a session knows on opening first (while a record's entries stay unbuilt),
+    # then what needs every entry.
+    assert (kept.leaf_id, kept.name, kept.labels) == (plain.leaf_id, plain.name, plain.labels)
+    assert kept.revision == plain.revision
     assert kept.build_context().to_dict() == plain.build_context().to_dict()
     assert kept.problems == plain.problems
-    assert kept.leaf_id == plain.leaf_id
+    assert [entry_key(e) for e in kept.entries] == [entry_key(e) for e in plain.entries]
     return began
 
 
@@ -49,7 +53,7 @@ def files_in(folder: Path) -> list[Path]:
 
 def the_record(folder: Path) -> Path:
     (record,) = files_in(folder)
-    assert record.parent == folder / "index-1" and record.suffix == ".bin"
+    assert record.parent == folder / "index-2" and record.suffix == ".bin"
     return record
 
 
@@ -209,6 +213,11 @@ class TestWhereRecordsGo:
 
 
 class TestAppendsByAnotherProcess:
+    @pytest.fixture(autouse=True)
+    def record_every_append(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Bring the record up to date after any append, not only after 64 KiB."""
+        monkeypatch.setattr(loader, "REFRESH_BYTES", 1)
+
     def test_each_append_reads_as_without_cache_and_whole_lines_extend_the_record(
         self, big: Path, own_cache_folder: Path, starts: list[int]
     ) -> None:
@@ -259,6 +268,31 @@ class TestAppendsByAnotherProcess:
             assert state(the_record(own_cache_folder)) != before
 
 
+class TestWhenTheRecordIsBroughtUpToDate:
+    def test_small_appends_leave_the_record_until_64_kib_have_gathered(
+        self, big: Path, own_cache_folder: Path, starts: list[int]
+    ) -> None:
+        Session.open(big)
+        first_end = covered(big)
+        parent = Session.open(big, cache=False).leaf_id
+        written = 0
+        number = 0
+        while written < loader.REFRESH_BYTES:
+            before = state(the_record(own_cache_folder))
+            number += 1
+            data = message_line(f"c{number:07d}", parent, "y " * 2000) + b"\n"
+            parent = f"c{number:07d}"
+            append_in_child(big, data)
+            written += len(data)
+            # Each read decodes everything after the record, which stays as it was
+            # until the lines after it reach REFRESH_BYTES.
+            assert compare(big, starts) == first_end
+            rewritten = state(the_record(own_cache_folder)) != before
+            assert rewritten == (written >= loader.REFRESH_BYTES)
+        assert compare(big, starts) == covered(big)
+        assert number > 2
+
+
 # --- the record damaged or gone ---------------------------------------------------------------
 
 
@@ -277,7 +311,8 @@ def _not_utf8_in_path(data: bytes) -> bytes:
 
 def _inline_line_changed(data: bytes) -> bytes:
     """One byte changed inside the first line the record keeps in memory."""
-    entries = msgspec.msgpack.decode(msgspec.msgpack.decode(data)[4])[3]
+    table = msgspec.msgpack.decode(msgspec.msgpack.decode(data)[4])[3]
+    entries = msgspec.msgpack.decode(table[1][0])  # the first block of entries
     inline: bytes = next(e[11] for e in entries if e[11] is not None)
     assert data.count(inline) == 1 and b'"timestamp":"2' in inline
     return data.replace(inline, inline.replace(b'"timestamp":"2', b'"timestamp":"3', 1))
@@ -332,7 +367,7 @@ class TestDamagedRecord:
         self, big: Path, own_cache_folder: Path, starts: list[int]
     ) -> None:
         Session.open(big)
-        records = own_cache_folder / "index-1"
+        records = own_cache_folder / "index-2"
         the_record(own_cache_folder).unlink()
         records.chmod(0o500)
         try:

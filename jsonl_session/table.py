@@ -1,0 +1,253 @@
+"""The entries of an index-cache record, kept as the record holds them and turned into
+StoredEntry objects only when asked for.
+
+Owns the record's form of a run of entries (their ids as one byte string, each
+entry's parent as a position, the entries themselves in msgpack blocks) and the
+questions it answers without building an object per entry: how many entries, where
+an id is, the parent chain of a position, whether any is an assistant message, which
+ones are labels and names. A block of entries is decoded the first time one of them
+is needed. Whether a record still describes its file is cache.py's business; the
+tree rules (what a duplicate or a missing parent means) are tree.py's.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from jsonl_session.jsonl import LineSource, StoredEntry
+
+BLOCK = 1024  # entries per msgpack block: the unit decoded on first use
+NO_PARENT = -1
+MISSING_PARENT = -2
+_SEPARATOR = b"\xff"  # never part of UTF-8 text, so it cannot occur inside an id
+_DICT_AFTER = 64  # id lookups by search before a dict of every id is built
+_NOTED_TYPES = ("label", "session_info")
+
+
+class TableRecord(msgspec.Struct, array_like=True):
+    """A run of entries in file order as the index cache keeps it.
+
+    ``clean``: no id is used twice and every parent comes before its child (so the
+    parent links have no cycle); only then are ``ids``, ``parents`` and ``missing``
+    filled, and the entries can be used without building them all.
+    """
+
+    count: int
+    blocks: list[bytes]  # msgpack lists of BLOCK entries (the last one shorter)
+    noted: list[StoredEntry]  # label and session_info entries, in order
+    has_assistant: bool
+    clean: bool
+    ids: bytes = b""  # SEPARATOR + each id + SEPARATOR, in order
+    parents: bytes = b""  # int32 per entry: a position, NO_PARENT or MISSING_PARENT
+    missing: list[str] = []  # parent ids that no entry has
+
+
+def no_source(value: object) -> None:
+    """Entries are kept without their LineSource: the next reader brings its own."""
+    if not isinstance(value, LineSource):
+        raise NotImplementedError(type(value).__name__)
+
+
+_encoder = msgspec.msgpack.Encoder(enc_hook=no_source)
+_block_decoder = msgspec.msgpack.Decoder(list[StoredEntry])
+
+
+class EntryTable:
+    """Positions 0..len-1 over a TableRecord, for entries read from ``source``."""
+
+    def __init__(self, record: TableRecord, source: LineSource | None) -> None:
+        self.record = record
+        self.source = source
+        self._blocks: list[list[StoredEntry] | None] = [None] * len(record.blocks)
+        self._parents = memoryview(record.parents).cast("B").cast("i")
+        self._positions: dict[str, int] | None = None
+        self._lookups = 0
+        self.missing = frozenset(record.missing)
+        for entry in record.noted:
+            self._attach(entry)
+
+    def __len__(self) -> int:
+        return self.record.count
+
+    @property
+    def clean(self) -> bool:
+        return self.record.clean
+
+    @property
+    def has_assistant(self) -> bool:
+        return self.record.has_assistant
+
+    @property
+    def noted(self) -> list[StoredEntry]:
+        """The label and session_info entries, in file order (copies: their own objects)."""
+        return self.record.noted
+
+    def __getitem__(self, position: int) -> StoredEntry:
+        if position < 0:
+            position += self.record.count
+        if not 0 <= position < self.record.count:
+            raise IndexError(position)
+        block, at = divmod(position, BLOCK)
+        entries = self._blocks[block]
+        if entries is None:
+            entries = self._decode(block)
+        return entries[at]
+
+    def materialise(self) -> list[StoredEntry]:
+        """Every entry, in order."""
+        out: list[StoredEntry] = []
+        for block in range(len(self._blocks)):
+            out.extend(self._blocks[block] or self._decode(block))
+        return out
+
+    def position(self, entry_id: str) -> int | None:
+        """Where the entry with ``entry_id`` is (a clean table has each id once)."""
+        if self._positions is not None:
+            return self._positions.get(entry_id)
+        self._lookups += 1
+        if self._lookups > _DICT_AFTER:
+            every = self.record.ids[1:-1].split(_SEPARATOR) if self.record.count else []
+            self._positions = {_text(raw): index for index, raw in enumerate(every)}
+            return self._positions.get(entry_id)
+        ids = self.record.ids
+        at = ids.find(_SEPARATOR + _utf8(entry_id) + _SEPARATOR)
+        return None if at < 0 else ids.count(_SEPARATOR, 0, at + 1) - 1
+
+    def chain(self, position: int) -> list[int]:
+        """``position`` and the positions of its ancestors, up to one with no parent
+        or whose parent is missing (a clean table has no cycles)."""
+        parents = self._parents
+        out = []
+        while position >= 0:
+            out.append(position)
+            position = parents[position]
+        return out
+
+    def _decode(self, block: int) -> list[StoredEntry]:
+        entries = _block_decoder.decode(self.record.blocks[block])
+        for entry in entries:
+            self._attach(entry)
+        self._blocks[block] = entries
+        return entries
+
+    def _attach(self, entry: StoredEntry) -> None:
+        if entry.inline is None:
+            entry.source = self.source
+
+
+def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None) -> TableRecord:
+    """The record of ``base``'s entries followed by ``entries``. Only the blocks that
+    change are encoded again when ``base`` is clean and ``entries`` keep it so."""
+    if base is None or not base.clean:
+        everything = [*(base.materialise() if base is not None else ()), *entries]
+        return _fresh(everything)
+    record = base.record
+    count = record.count
+    new_ids: dict[str, int] = {}
+    parents = array("i")
+    missing: list[str] = []
+    clean = True
+    for offset, entry in enumerate(entries):
+        own = count + offset
+        if (
+            entry.id in new_ids
+            or entry.id in base.missing
+            or entry.id in missing
+            or base.position(entry.id) is not None
+        ):
+            clean = False
+            break
+        new_ids[entry.id] = own
+        code = _parent_code(entry.parent_id, new_ids, base)
+        if code >= own:
+            clean = False
+            break
+        if code == MISSING_PARENT:
+            missing.append(str(entry.parent_id))
+        parents.append(code)
+    if not clean:
+        return _fresh([*base.materialise(), *entries])
+    full, rest = divmod(count, BLOCK)
+    tail = [base[i] for i in range(full * BLOCK, count)] if rest else []
+    return TableRecord(
+        count=count + len(entries),
+        blocks=[*record.blocks[:full], *_blocks([*tail, *entries])],
+        noted=[*record.noted, *_noted(entries)],
+        has_assistant=record.has_assistant or _any_assistant(entries),
+        clean=True,
+        ids=record.ids + _id_bytes(entries, lead=False),
+        parents=record.parents + parents.tobytes(),
+        missing=[*record.missing, *missing],
+    )
+
+
+def _fresh(entries: list[StoredEntry]) -> TableRecord:
+    positions = {entry.id: index for index, entry in enumerate(entries)}
+    clean = len(positions) == len(entries)
+    parents = array("i")
+    missing: list[str] = []
+    if clean:
+        get = positions.get
+        parents.extend(
+            NO_PARENT if (parent := e.parent_id) is None else get(parent, MISSING_PARENT)
+            for e in entries
+        )
+        clean = all(code < own for own, code in enumerate(parents))
+        pairs = zip(entries, parents, strict=True)
+        missing = [str(e.parent_id) for e, code in pairs if code == MISSING_PARENT]
+    return TableRecord(
+        count=len(entries),
+        blocks=_blocks(entries),
+        noted=_noted(entries),
+        has_assistant=_any_assistant(entries),
+        clean=clean,
+        ids=_id_bytes(entries, lead=True) if clean else b"",
+        parents=parents.tobytes() if clean else b"",
+        missing=missing if clean else [],
+    )
+
+
+def _parent_code(parent_id: str | None, known: dict[str, int], base: EntryTable | None) -> int:
+    if parent_id is None:
+        return NO_PARENT
+    found = known.get(parent_id)
+    if found is None and base is not None:
+        found = base.position(parent_id)
+    return MISSING_PARENT if found is None else found
+
+
+def _blocks(entries: Sequence[StoredEntry]) -> list[bytes]:
+    return [_encoder.encode(entries[i : i + BLOCK]) for i in range(0, len(entries), BLOCK)]
+
+
+def _noted(entries: Iterable[StoredEntry]) -> list[StoredEntry]:
+    return [entry for entry in entries if entry.type in _NOTED_TYPES]
+
+
+def _any_assistant(entries: Iterable[StoredEntry]) -> bool:
+    return any(entry.role == "assistant" for entry in entries)
+
+
+def _id_bytes(entries: Sequence[StoredEntry], *, lead: bool) -> bytes:
+    """The ids, each followed by SEPARATOR (and one before the first with ``lead``)."""
+    ids = [entry.id for entry in entries]
+    joined = "\n".join(ids)
+    if joined.count("\n") == len(ids) - 1:  # no id holds a newline: join, then swap
+        text = _utf8(joined).replace(b"\n", _SEPARATOR)
+    else:
+        text = _SEPARATOR.join(_utf8(entry_id) for entry_id in ids)
+    if not ids:
+        return _SEPARATOR if lead else b""
+    return (_SEPARATOR if lead else b"") + text + _SEPARATOR
+
+
+def _utf8(text: str) -> bytes:
+    # JSON can hold a lone surrogate (\ud800); keep it rather than fail.
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
