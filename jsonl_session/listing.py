@@ -16,8 +16,7 @@ user message and for ``session_info`` entries. Reading files is the only I/O her
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,9 +34,7 @@ from jsonl_session.jsonl import (
     after_line,
     decode_envelope,
     first_line,
-    iter_lines,
     loads_object,
-    split_lines,
 )
 from jsonl_session.paths import session_dir_for, session_root
 
@@ -137,14 +134,14 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
                 return _describe_and_keep(file_path, data, mtime, records, fd)
             record = found[1]
             cut = data.rfind(b"\n") + 1
-            facts = record.facts.then(_facts(data[:cut]))
+            facts = record.facts.then(_facts(data, 0, cut))
             if records is not None and cut:
                 records.save(
                     file_path, stamp(fd, covered + cut), _ListingRecord(record.header, facts)
                 )
     except OSError as exc:
         return _broken(file_path, None, exc.strerror or str(exc))
-    return _info(file_path, record.header, facts.then(_facts(data[cut:])), mtime)
+    return _info(file_path, record.header, facts.then(_facts(data, cut)), mtime)
 
 
 def _describe_and_keep(
@@ -167,11 +164,11 @@ def _describe_and_keep(
     )
     start = after_line(data, header_line)
     cut = max(start, data.rfind(b"\n") + 1)
-    facts = _facts(data[start:cut])
+    facts = _facts(data, start, cut)
     # A header without its newline may still grow: nothing is kept until it ends.
     if records is not None and cut and header_line.terminated:
         records.save(path, stamp(fd, cut), _ListingRecord(head, facts))
-    return _info(path, head, facts.then(_facts(data[cut:])), mtime)
+    return _info(path, head, facts.then(_facts(data, cut)), mtime)
 
 
 def _info(path: Path, head: _HeaderFacts, facts: _Facts, mtime: float) -> SessionInfo:
@@ -208,75 +205,60 @@ class _ListedLine(msgspec.Struct, gc=False):
     message: _ListedMessage | None = None
 
 
-_listed_lines = msgspec.json.Decoder(_ListedLine)
-_BLANK_LINE = re.compile(rb"(?:^|\n)[ \t\r\x0b\x0c]*\n")
-_GLUE = re.compile(rb"\}[ \t\r]*\{")
+_listed_line = msgspec.json.Decoder(_ListedLine)
 
 
-def _glued(region: bytes, decoded: int) -> bool:
-    """Whether a line may hold two objects one after the other (``{...}{...}``, left
-    when a line lost its newline): decoding line by line reads it as two values where
-    pi reads one bad line. Blank lines alone are harmless (both skip them)."""
-    if _GLUE.search(region) is None:  # one pass; text inside strings may match too
-        return False
-    segments = region.count(b"\n") + (not region.endswith(b"\n"))
-    return decoded != segments or _BLANK_LINE.search(region) is not None
-
-
-def _facts(region: bytes) -> _Facts:
-    """The listing facts of lines after the header. Every line's few fields are
-    decoded in one call; a region with a line that is not a plain entry object is
-    read line by line instead, skipping what pi's listing skips."""
-    if not region or region.isspace():
-        return _Facts()
-    # No UTF-8 check: bytes msgspec skips are not part of any fact, and the texts
-    # taken (names, the first message) are decoded as Node would decode them.
-    try:
-        lines = _listed_lines.decode_lines(region)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return _facts_line_by_line(region)
-    if _glued(region, len(lines)) or any(line.type.__class__ is not str for line in lines):
-        return _facts_line_by_line(region)
+def _facts(data: bytes, start: int = 0, stop: int | None = None) -> _Facts:
+    """The listing facts of lines after the header. Each line is decoded on its own,
+    as pi parses each (so two objects on one line, or one object over two lines, make
+    bad lines, not entries), and only for the few fields the rules need. A line the
+    fast decoder refuses is read by jsonl.py's slower rules, which skip what pi skips.
+    Reads ``data[start:stop]`` where it lies, without copying it."""
     facts = _Facts()
-    users: list[int] = []
-    for index, line in enumerate(lines):
-        message = line.message
-        role, moment = (None, None) if message is None else (message.role, message.timestamp)
-        if _note_line(facts, line.type, line.name, role, moment, line.timestamp):
-            users.append(index)
-    for raw in _nth_lines(region, users):
-        facts.first_message = _text_of(loads_object(raw).get("message"))
-        if facts.first_message:  # an empty first message: pi takes the next one
-            break
-    return facts
-
-
-def _nth_lines(region: bytes, wanted: list[int]) -> Iterator[bytes]:
-    """The lines at these positions among the region's non-blank lines, in order."""
-    pending = iter(wanted)
-    target = next(pending, None)
-    if target is None:
-        return
-    for index, line in enumerate(iter_lines(region)):
-        if index == target:
-            yield line
-            target = next(pending, None)
-            if target is None:
-                return
-
-
-def _facts_line_by_line(region: bytes) -> _Facts:
-    facts = _Facts()
-    for line in split_lines(region, base_offset=1):
+    view = memoryview(data)
+    find = data.find
+    decode = _listed_line.decode
+    size = len(data) if stop is None else stop
+    while start < size:
+        end = find(b"\n", start, size)
+        if end < 0:
+            end = size
         try:
-            env = decode_envelope(line.raw)
-        except (NotJson, NotAnObject):
-            continue  # pi skips lines it cannot parse
-        name = loads_object(line.raw).get("name") if env.type == "session_info" else None
-        is_user = _note_line(facts, env.type, name, env.role, env.message_timestamp, env.timestamp)
-        if is_user and not facts.first_message:
-            facts.first_message = _text_of(loads_object(line.raw).get("message"))
+            line = decode(view[start:end])
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            _note_odd_line(facts, data[start:end])
+        else:
+            message = line.message
+            role, moment = (None, None) if message is None else (message.role, message.timestamp)
+            if line.type == "message" and moment.__class__ is int and role in _TIMED_ROLES:
+                # Most lines: folded here as _note_line would fold them, but faster.
+                facts.count += 1
+                latest = facts.latest
+                facts.latest = moment if latest is None or moment > latest else latest
+                is_user = role == "user"
+            else:
+                is_user = _note_line(facts, line.type, line.name, role, moment, line.timestamp)
+            if is_user and not facts.first_message:  # an empty one: pi takes the next
+                facts.first_message = _text_of(loads_object(data[start:end]).get("message"))
+        start = end + 1
+    if facts.latest is not None:
+        facts.latest = float(facts.latest)
     return facts
+
+
+_TIMED_ROLES = ("user", "assistant")
+
+
+def _note_odd_line(facts: _Facts, raw: bytes) -> None:
+    """A line that is blank, not JSON, not UTF-8, or of another shape."""
+    try:
+        env = decode_envelope(raw)
+    except (NotJson, NotAnObject):
+        return  # pi skips lines it cannot parse
+    name = loads_object(raw).get("name") if env.type == "session_info" else None
+    is_user = _note_line(facts, env.type, name, env.role, env.message_timestamp, env.timestamp)
+    if is_user and not facts.first_message:
+        facts.first_message = _text_of(loads_object(raw).get("message"))
 
 
 def _note_line(

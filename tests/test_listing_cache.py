@@ -362,6 +362,28 @@ class TestReportedProblems:
         append_elsewhere((path, line("message", "a2", message=assistant("glued", ms=NEW_MS))))
         assert session_info(path, cache=False).message_count == 0  # it counts 2
 
+    @pytest.mark.parametrize(
+        "odd",
+        [
+            (b'{"type":"message","id":"m2","parentId":null,\n"message":{"role":"user"}}', 0),
+            (b'{"type":"custom","id":"c1"} {"type":"message","id":"m3"}', 0),
+            (b'{"type":"custom","id":"c1"}\r\n\n  \n{"type":"message","id":"m4"}', 1),
+            (b'{"type":"message","id":"m5"}\r', 1),
+        ],
+        ids=["an object over two lines", "two objects with a space", "blank lines", "CR LF"],
+    )
+    def test_lines_count_as_pi_parses_each_line(
+        self, tmp_path: Path, own_cache_folder: Path, odd: tuple[bytes, int]
+    ) -> None:
+        """pi parses every line on its own: neither half of an object split over two
+        lines is an entry, nor is a line holding two objects."""
+        data, count = odd
+        path = tmp_path / "odd.jsonl"
+        reply = message("a1", None, assistant("a reply", ms=BASE_MS + 9))
+        write_session(path, [header(), reply])
+        append_elsewhere((path, data + b"\n"))
+        assert session_info(path, cache=False).message_count == 1 + count
+
     def test_a_question_appended_to_an_unterminated_last_line(
         self, folder: Path, own_cache_folder: Path
     ) -> None:
