@@ -5,8 +5,10 @@ best of --runs with time.perf_counter, beside floors measured in the same run (r
 split lines; orjson-decode every line): a cold `Session.open(...).build_context()`
 with the cache off and with an empty cache; `Session.open` after another process
 appended one line to a file whose cache is warm; `build_context` alone; and peak RSS
-of open + context (and of an orjson decode-all) in a fresh process. Then, once, it
-lists and searches --sessions sessions of --session-entries entries, cold and warm.
+of open + context (and of an orjson decode-all) in a fresh process. First, once, it
+lists and searches --sessions sessions of --session-entries entries, cold and warm,
+beside one more floor: checking every line is JSON with msgspec (pi counts only the
+lines that parse, so an exact listing checks each one).
 It ends with the targets and whether they are met.
 
 The cache lives in $JSONL_SESSION_CACHE_DIR, set to a folder of the temporary
@@ -20,6 +22,7 @@ the library has no `cache=` keyword, rows that need it say "(no cache support)".
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import inspect
 import os
@@ -32,6 +35,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 NO_CACHE = "(no cache support)"
@@ -66,7 +70,8 @@ if what == "session":
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     context = Session.open(path, **options).build_context()
 else:
-    import orjson
+    import msgspec
+import orjson
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     decoded = [orjson.loads(line) for line in path.read_bytes().split(b"\n") if line]
 print(baseline, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -150,6 +155,23 @@ def split_all(files: Iterable[Path]) -> None:
 def decode_all(files: Iterable[Path]) -> None:
     for path in files:
         [orjson.loads(line) for line in path.read_bytes().split(b"\n") if line]
+
+
+class _Nothing(msgspec.Struct):
+    pass
+
+
+def check_all(files: Iterable[Path]) -> None:
+    """Check that every line is JSON (msgspec, keeping no field), line by line where
+    it lies, as an exact listing must (pi parses every line): the listing's own floor."""
+    check = msgspec.json.Decoder(_Nothing).decode
+    for path in files:
+        data = path.read_bytes()
+        view, start = memoryview(data), 0
+        while (end := data.find(b"\n", start)) >= 0:
+            with contextlib.suppress(msgspec.DecodeError):
+                check(view[start:end])
+            start = end + 1
 
 
 def python(script: str, *args: str | Path) -> str:
@@ -267,7 +289,9 @@ def bench_many(report: Report, folder: Path, sessions: int, entries: int, runs: 
     cold = best_of(runs, lambda: list_sessions(folder, **off))
     list_sessions(folder, **on)  # fills the cache
     warm = best_of(runs, lambda: list_sessions(folder, **on))
-    report.timed("list_sessions, cold (cache off)", cold)
+    check = best_of(runs, lambda: check_all(files))
+    report.row("floor: msgspec check every line, all files", f"{check:.4f} s")
+    report.timed("list_sessions, cold (cache off)", cold, f"  {cold / check:.2f}x check")
     report.timed("list_sessions, warm cache", warm, note)
     report.target("list_sessions cold / orjson decode-all", cold / decode, 0.20)
     report.target("list_sessions warm / orjson decode-all", warm / decode, 0.02, note.strip())
