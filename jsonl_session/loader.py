@@ -10,7 +10,7 @@ the file. Tree checks (duplicates, parents, cycles) are tree.py's.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import Any
@@ -67,14 +67,16 @@ class LoadedFile:
     identity: tuple[int, int] | None = None  # (device, inode) of the file read
     size: int = 0  # bytes read
     table: EntryTable | None = None
+    _joined: list[StoredEntry] | None = field(default=None, repr=False, compare=False)
 
     @property
     def entries(self) -> list[StoredEntry]:
         """Every entry, in file order (the table's are built on the first call)."""
-        if self.table is not None:
-            self.read_entries[:0] = self.table.materialise()
-            self.table = None
-        return self.read_entries
+        if self.table is None:
+            return self.read_entries
+        if self._joined is None:
+            self._joined = [*self.table.materialise(), *self.read_entries]
+        return self._joined
 
     @property
     def needs_rewrite(self) -> bool:
@@ -193,8 +195,11 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         read = scan_regions(file_regions(fd, after), after, header_line.number + 1, source=source)
     loaded = _assemble(header, header_line, read, path, table)
     grown = read.newline_through - (found[0].covered if found is not None else 0)
-    if records is not None and grown > 0 and (found is None or grown >= REFRESH_BYTES):
-        records.save(path, stamp(fd, read.newline_through), _record(header_line, read, table))
+    if records is not None and grown > 0:
+        if found is None or grown >= REFRESH_BYTES:
+            records.save(path, stamp(fd, read.newline_through), _record(header_line, read, table))
+        else:
+            records.note_read(path, fd)
     return loaded
 
 

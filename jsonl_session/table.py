@@ -12,6 +12,7 @@ tree rules (what a duplicate or a missing parent means) are tree.py's.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Iterable, Sequence
 
@@ -36,12 +37,13 @@ class TableRecord(msgspec.Struct, array_like=True):
     """
 
     count: int
-    blocks: list[bytes]  # msgpack lists of BLOCK entries (the last one shorter)
+    block: int  # entries per block
+    blocks: list[bytes]  # msgpack lists of ``block`` entries (the last one shorter)
     noted: list[StoredEntry]  # label and session_info entries, in order
     has_assistant: bool
     clean: bool
     ids: bytes = b""  # SEPARATOR + each id + SEPARATOR, in order
-    parents: bytes = b""  # int32 per entry: a position, NO_PARENT or MISSING_PARENT
+    parents: bytes = b""  # int32 little-endian per entry: a position, NO_PARENT or MISSING_PARENT
     missing: list[str] = []  # parent ids that no entry has
 
 
@@ -62,7 +64,7 @@ class EntryTable:
         self.record = record
         self.source = source
         self._blocks: list[list[StoredEntry] | None] = [None] * len(record.blocks)
-        self._parents = memoryview(record.parents).cast("B").cast("i")
+        self._parents = _positions_from(record.parents)
         self._positions: dict[str, int] | None = None
         self._lookups = 0
         self.missing = frozenset(record.missing)
@@ -82,7 +84,8 @@ class EntryTable:
 
     @property
     def noted(self) -> list[StoredEntry]:
-        """The label and session_info entries, in file order (copies: their own objects)."""
+        """The label and session_info entries, in file order (objects of their own,
+        not those `__getitem__` gives)."""
         return self.record.noted
 
     def __getitem__(self, position: int) -> StoredEntry:
@@ -90,7 +93,7 @@ class EntryTable:
             position += self.record.count
         if not 0 <= position < self.record.count:
             raise IndexError(position)
-        block, at = divmod(position, BLOCK)
+        block, at = divmod(position, self.record.block)
         entries = self._blocks[block]
         if entries is None:
             entries = self._decode(block)
@@ -141,14 +144,14 @@ class EntryTable:
 def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None) -> TableRecord:
     """The record of ``base``'s entries followed by ``entries``. Only the blocks that
     change are encoded again when ``base`` is clean and ``entries`` keep it so."""
-    if base is None or not base.clean:
+    if base is None or not base.clean or base.record.block != BLOCK:
         everything = [*(base.materialise() if base is not None else ()), *entries]
         return _fresh(everything)
     record = base.record
     count = record.count
     new_ids: dict[str, int] = {}
     parents = array("i")
-    missing: list[str] = []
+    missing: dict[str, None] = {}  # in order, and quick to ask
     clean = True
     for offset, entry in enumerate(entries):
         own = count + offset
@@ -166,7 +169,7 @@ def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None)
             clean = False
             break
         if code == MISSING_PARENT:
-            missing.append(str(entry.parent_id))
+            missing[str(entry.parent_id)] = None
         parents.append(code)
     if not clean:
         return _fresh([*base.materialise(), *entries])
@@ -174,12 +177,13 @@ def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None)
     tail = [base[i] for i in range(full * BLOCK, count)] if rest else []
     return TableRecord(
         count=count + len(entries),
+        block=BLOCK,
         blocks=[*record.blocks[:full], *_blocks([*tail, *entries])],
         noted=[*record.noted, *_noted(entries)],
         has_assistant=record.has_assistant or _any_assistant(entries),
         clean=True,
         ids=record.ids + _id_bytes(entries, lead=False),
-        parents=record.parents + parents.tobytes(),
+        parents=record.parents + _positions_bytes(parents),
         missing=[*record.missing, *missing],
     )
 
@@ -200,12 +204,13 @@ def _fresh(entries: list[StoredEntry]) -> TableRecord:
         missing = [str(e.parent_id) for e, code in pairs if code == MISSING_PARENT]
     return TableRecord(
         count=len(entries),
+        block=BLOCK,
         blocks=_blocks(entries),
         noted=_noted(entries),
         has_assistant=_any_assistant(entries),
         clean=clean,
         ids=_id_bytes(entries, lead=True) if clean else b"",
-        parents=parents.tobytes() if clean else b"",
+        parents=_positions_bytes(parents) if clean else b"",
         missing=missing if clean else [],
     )
 
@@ -242,6 +247,23 @@ def _id_bytes(entries: Sequence[StoredEntry], *, lead: bool) -> bytes:
     if not ids:
         return _SEPARATOR if lead else b""
     return (_SEPARATOR if lead else b"") + text + _SEPARATOR
+
+
+def _positions_bytes(positions: array[int]) -> bytes:
+    """Little-endian, so a cache folder shared between machines reads the same."""
+    if sys.byteorder == "little":
+        return positions.tobytes()
+    swapped = array("i", positions)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def _positions_from(data: bytes) -> Sequence[int]:
+    if sys.byteorder == "little":
+        return memoryview(data).cast("B").cast("i")  # read in place
+    positions = array("i", data)
+    positions.byteswap()
+    return positions
 
 
 def _utf8(text: str) -> bytes:

@@ -100,8 +100,6 @@ class TreeIndex:
 
     def _add_one(self, entry: StoredEntry) -> None:
         previous = self._by_id.get(entry.id)
-        if previous is None:
-            previous = next((e for e in reversed(self._order) if e.id == entry.id), None)
         if previous is not None:
             # Later lines win, as in pi; the earlier one stays in the file.
             self.duplicates.append(
@@ -144,7 +142,7 @@ class TreeIndex:
 
     def get(self, entry_id: str) -> StoredEntry | None:
         found = self._by_id.get(entry_id)
-        if found is None and self._table is not None:
+        if found is None and self._table is not None and isinstance(entry_id, str):
             position = self._table.position(entry_id)
             found = None if position is None else self._table[position]
         return found

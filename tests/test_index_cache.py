@@ -52,7 +52,7 @@ def files_in(folder: Path) -> list[Path]:
 
 
 def the_record(folder: Path) -> Path:
-    (record,) = files_in(folder)
+    (record,) = [f for f in files_in(folder) if f.suffix != ".seen"]
     assert record.parent == folder / "index-2" and record.suffix == ".bin"
     return record
 
@@ -199,6 +199,16 @@ class TestWhereRecordsGo:
             assert key(load_entries(path)) == key(load_entries(path, cache=False))
         assert files_in(own_cache_folder) == []
 
+    def test_records_of_an_older_layout_are_removed_when_one_is_written(
+        self, big: Path, own_cache_folder: Path
+    ) -> None:
+        old = own_cache_folder / "index-1"
+        old.mkdir(parents=True)
+        (old / "0123.bin").write_bytes(b"a record of the first layout")
+        Session.open(big)
+        assert not old.exists()
+        the_record(own_cache_folder)
+
     def test_a_path_through_a_symlink_shares_the_record(
         self, big: Path, tmp_path: Path, own_cache_folder: Path, starts: list[int]
     ) -> None:
@@ -312,7 +322,7 @@ def _not_utf8_in_path(data: bytes) -> bytes:
 def _inline_line_changed(data: bytes) -> bytes:
     """One byte changed inside the first line the record keeps in memory."""
     table = msgspec.msgpack.decode(msgspec.msgpack.decode(data)[4])[3]
-    entries = msgspec.msgpack.decode(table[1][0])  # the first block of entries
+    entries = msgspec.msgpack.decode(table[2][0])  # the first block of entries
     inline: bytes = next(e[11] for e in entries if e[11] is not None)
     assert data.count(inline) == 1 and b'"timestamp":"2' in inline
     return data.replace(inline, inline.replace(b'"timestamp":"2', b'"timestamp":"3', 1))
@@ -420,6 +430,25 @@ class TestSessionFileChanged:
         if big.stat().st_mtime_ns == stamped:  # rewritten within one clock tick
             os.utime(big, ns=(stamped, stamped + 1_000_000))
         assert compare(big, starts) == header_end(big)
+
+    def test_a_same_size_change_after_a_small_append_is_noticed_by_the_new_mtime(
+        self, big: Path, own_cache_folder: Path, starts: list[int]
+    ) -> None:
+        """The record is left as it is after a small append; the size and mtime read
+        then are kept beside it, so a rewrite keeping that size is still caught."""
+        Session.open(big)
+        before = state(the_record(own_cache_folder))
+        leaf, resume_at = Session.open(big, cache=False).leaf_id, covered(big)
+        append_in_child(big, message_line("d0000001", leaf) + b"\n")
+        assert compare(big, starts) == resume_at
+        assert state(the_record(own_cache_folder)) == before
+        assert [f.suffix for f in files_in(own_cache_folder)] == [".bin", ".seen"]
+        stamped = big.stat().st_mtime_ns
+        _, _, old_path = reparent_in_the_middle(big, in_place=True)
+        if big.stat().st_mtime_ns == stamped:  # rewritten within one clock tick
+            os.utime(big, ns=(stamped, stamped + 1_000_000))
+        assert compare(big, starts) == header_end(big)
+        assert [e.id for e in Session.open(big).branch_path()] != old_path
 
     @pytest.mark.parametrize("reopened", [True, False], ids=["reopened when short", "not"])
     def test_a_file_cut_short_then_grown_again_reads_as_without_cache(

@@ -195,6 +195,12 @@ class TestATreeIndexOverATable:
         held.extend(later)  # as a session adds what it reads or writes
         assert index_key(held, ids) == index_key(TreeIndex([*earlier, *later]), ids)
 
+    def test_a_lookup_of_what_is_not_a_string_finds_nothing(self) -> None:
+        entries = chain("a", "b")
+        for index in (TreeIndex(entries), TreeIndex(table=as_table(entries))):
+            assert [index.get(odd) for odd in (None, 5)] == [None, None]  # type: ignore[arg-type]
+            assert None not in index and 5 not in index
+
     def test_an_unclean_table_is_built_whole_at_once(self) -> None:
         entries = [*chain("a", "b"), line("a", "b", 4)]
         held = TreeIndex(table=as_table(entries))
@@ -235,7 +241,9 @@ class TestASessionOverACachedRecord:
             return real(self, block)
 
         monkeypatch.setattr(EntryTable, "_decode", spy)
-        assert load_entries(big).table is not None
+        loaded = load_entries(big)
+        assert loaded.table is not None and loaded.read_entries == []
+        assert len(loaded.entries) == len(plain.entries) and loaded.read_entries == []
         decoded.clear()
         session = Session.open(big)
         assert decoded == [len(plain.entries) // table.BLOCK]  # the leaf's block
