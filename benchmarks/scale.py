@@ -70,8 +70,7 @@ if what == "session":
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     context = Session.open(path, **options).build_context()
 else:
-    import msgspec
-import orjson
+    import orjson
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     decoded = [orjson.loads(line) for line in path.read_bytes().split(b"\n") if line]
 print(baseline, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
