@@ -141,10 +141,17 @@ class RecordCache(Generic[_T]):
         self._decoder = msgspec.msgpack.Decoder(record_type)
         self._encoder = msgspec.msgpack.Encoder(enc_hook=enc_hook)
         self._loaded: dict[Path, tuple[int, Seen | None]] = {}  # record file: checksum, seen
+        self._real_paths: dict[Path, str] = {}
 
     def file_for(self, session_path: Path) -> Path:
-        key = hashlib.blake2b(_real(session_path).encode(), digest_size=16).hexdigest()
+        key = hashlib.blake2b(self._real(session_path).encode(), digest_size=16).hexdigest()
         return self.folder / f"{key}.bin"
+
+    def _real(self, session_path: Path) -> str:
+        real = self._real_paths.get(session_path)
+        if real is None:
+            real = self._real_paths[session_path] = os.path.realpath(session_path)
+        return real
 
     def load(self, session_path: Path, fd: int) -> tuple[Stamp, _T] | None:
         """The record for the file open as ``fd``, if there is one and it still holds."""
@@ -152,11 +159,13 @@ class RecordCache(Generic[_T]):
         try:
             data = target.read_bytes()
             envelope = _envelope_decoder.decode(data)
-            if envelope.format != _FORMAT or envelope.path != _real(session_path):
+            if envelope.format != _FORMAT or envelope.path != self._real(session_path):
                 return None
             if zlib.crc32(envelope.record) != envelope.checksum:
                 return None
-            seen = _read_seen(target, envelope.checksum)
+            seen = None
+            if os.fstat(fd).st_size != envelope.stamp.size:  # else the stamp tells it all
+                seen = _read_seen(target, envelope.checksum)
             if not still_valid(envelope.stamp, fd, seen):
                 return None
             record: _T = self._decoder.decode(envelope.record)
@@ -187,7 +196,8 @@ class RecordCache(Generic[_T]):
             payload = self._encoder.encode(record)
         except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
             return  # values msgpack cannot hold (integers beyond 64 bits): no cache
-        envelope = _Envelope(_FORMAT, _real(session_path), mark, zlib.crc32(payload), payload)
+        real = self._real(session_path)
+        envelope = _Envelope(_FORMAT, real, mark, zlib.crc32(payload), payload)
         target = self.file_for(session_path)
         if _write_whole(target, _envelope_encoder.encode(envelope)):
             with contextlib.suppress(OSError):
@@ -230,7 +240,3 @@ _seen_decoder = msgspec.msgpack.Decoder(Seen)
 _seen_encoder = msgspec.msgpack.Encoder()
 _envelope_decoder = msgspec.msgpack.Decoder(_Envelope)
 _envelope_encoder = msgspec.msgpack.Encoder()
-
-
-def _real(path: Path) -> str:
-    return os.path.realpath(path)
