@@ -164,14 +164,21 @@ CUTS = {
     "all later": lambda e: ([], e),
     "the last later": lambda e: (e[:-1], e[-1:]),
 }
+Entries = list[StoredEntry]
+
+
+def cut_fixture(path: Path, cut: str) -> tuple[Entries, Entries, Entries]:
+    """A fixture's entries, and them cut in two as CUTS[cut] says."""
+    entries = fixture_entries(path)
+    earlier, later = CUTS[cut](entries)
+    return entries, earlier, later
 
 
 class TestATreeIndexOverATable:
     @pytest.mark.parametrize("cut", list(CUTS))
     @pytest.mark.parametrize("path", V3_FIXTURES, ids=lambda p: p.name)
     def test_it_answers_as_an_index_of_every_entry(self, path: Path, cut: str) -> None:
-        entries = fixture_entries(path)
-        earlier, later = CUTS[cut](entries)
+        entries, earlier, later = cut_fixture(path, cut)
         ids = list(dict.fromkeys(e.id for e in entries))
         held = TreeIndex(later, table=as_table(earlier))
         assert index_key(held, ids) == index_key(TreeIndex(entries), ids)
@@ -211,8 +218,7 @@ class TestARecordBroughtUpToDate:
     @pytest.mark.parametrize("cut", list(CUTS))
     @pytest.mark.parametrize("path", V3_FIXTURES, ids=lambda p: p.name)
     def test_it_equals_a_record_made_afresh(self, path: Path, cut: str) -> None:
-        entries = fixture_entries(path)
-        earlier, later = CUTS[cut](entries)
+        entries, earlier, later = cut_fixture(path, cut)
         grown = table_record(later, as_table(earlier))
         assert record_key(grown) == record_key(table_record(entries))
 
