@@ -21,7 +21,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import sys
 import tempfile
 import zlib
 from collections.abc import Callable
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import msgspec
+
+from jsonl_session.paths import ensure_dir, user_folder
 
 CacheOption = bool | str | Path | None
 """Where to cache: None or True for the default folder, False for no cache, or a folder."""
@@ -49,14 +50,7 @@ def cache_root(option: CacheOption = None) -> Path | None:
     configured = os.environ.get("JSONL_SESSION_CACHE_DIR")
     if configured:
         return Path(configured).expanduser()
-    home = Path.home()
-    if sys.platform == "darwin":
-        base = home / "Library" / "Caches"
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local"))
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
-    return base / "jsonl-session"
+    return user_folder("cache") / "jsonl-session"
 
 
 class Stamp(msgspec.Struct, array_like=True, frozen=True):
@@ -218,9 +212,7 @@ def _write_whole(target: Path, data: bytes) -> bool:
     """Write ``data`` to a temporary file renamed to ``target``; False if it failed."""
     folder = target.parent
     try:
-        # The records hold message text: private folders, like the sessions'.
-        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        folder.mkdir(exist_ok=True, mode=0o700)
+        ensure_dir(folder)  # the records hold message text: private, like the sessions
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
     except OSError:
         return False

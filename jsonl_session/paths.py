@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Literal
 
 DIR_MODE = 0o700
 
@@ -16,14 +17,19 @@ def session_root() -> Path:
     configured = os.environ.get("JSONL_SESSION_DIR")
     if configured:
         return Path(configured).expanduser()
+    return user_folder("data") / "jsonl-session" / "sessions"
+
+
+def user_folder(kind: Literal["data", "cache"]) -> Path:
+    """The platform's per-user folder for data (sessions) or caches."""
     home = Path.home()
     if sys.platform == "darwin":
-        base = home / "Library" / "Application Support"
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local"))
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
-    return base / "jsonl-session" / "sessions"
+        return home / "Library" / ("Application Support" if kind == "data" else "Caches")
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local"))
+    if kind == "data":
+        return Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
 
 
 def encode_cwd(cwd: str) -> str:

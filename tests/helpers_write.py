@@ -38,22 +38,29 @@ def user_message(text: str = "hello", timestamp: int = 1_700_000_000_000) -> dic
 
 
 def assistant_message(text: str = "hi there", timestamp: int = 1_700_000_000_500) -> dict[str, Any]:
+    return assistant_turn([{"type": "text", "text": text}], 15, timestamp)
+
+
+def assistant_turn(content: list[dict[str, Any]], total_tokens: int, ms: int) -> dict[str, Any]:
+    """An assistant message in pi's shape: ``content`` blocks, a usage totalling
+    ``total_tokens``, and a stop reason that follows from any tool calls."""
+    has_calls = any(block.get("type") == "toolCall" for block in content)
     return {
         "role": "assistant",
-        "content": [{"type": "text", "text": text}],
+        "content": content,
         "api": "anthropic-messages",
         "provider": "anthropic",
         "model": "claude-sonnet-4-5",
         "usage": {
-            "input": 10,
+            "input": total_tokens - 5,
             "output": 5,
             "cacheRead": 0,
             "cacheWrite": 0,
-            "totalTokens": 15,
+            "totalTokens": total_tokens,
             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
         },
-        "stopReason": "stop",
-        "timestamp": timestamp,
+        "stopReason": "toolUse" if has_calls else "stop",
+        "timestamp": ms,
     }
 
 

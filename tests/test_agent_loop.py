@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from helpers_write import entry_dicts
+from helpers_write import assistant_turn, entry_dicts
 from stub_api import (
     ANTHROPIC_INVALID_REQUEST,
     ANTHROPIC_PROMPT_TOO_LONG,
@@ -67,23 +67,7 @@ def user(text: str) -> dict[str, Any]:
 
 
 def said(text: str, total_tokens: int = 15) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": {
-            "input": total_tokens - 5,
-            "output": 5,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": total_tokens,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": "stop",
-        "timestamp": 2,
-    }
+    return assistant_turn([{"type": "text", "text": text}], total_tokens, 2)
 
 
 def turns_session(folder: Path, turns: int = 4, last_total_tokens: int = 15) -> Session:

@@ -17,7 +17,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from helpers_write import entry_dicts
+from helpers_write import assistant_turn, entry_dicts
 from stub_api import (
     ANTHROPIC_INVALID_REQUEST,
     ANTHROPIC_SERVER_ERROR,
@@ -67,24 +67,7 @@ def user(text: str, ms: int = 1_750_000_000_000) -> dict[str, Any]:
 def assistant(
     content: list[dict[str, Any]], total_tokens: int = 15, ms: int = 1_750_000_000_500
 ) -> dict[str, Any]:
-    has_calls = any(block.get("type") == "toolCall" for block in content)
-    return {
-        "role": "assistant",
-        "content": content,
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": {
-            "input": total_tokens - 5,
-            "output": 5,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": total_tokens,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": "toolUse" if has_calls else "stop",
-        "timestamp": ms,
-    }
+    return assistant_turn(content, total_tokens, ms)
 
 
 def said(text: str, total_tokens: int = 15) -> dict[str, Any]:
