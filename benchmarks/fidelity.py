@@ -20,7 +20,7 @@ from typing import Any
 
 from jsonl_session import Session
 from jsonl_session.compaction import CompactionSettings, ExtractiveSummarizer, compact
-from jsonl_session.jsonio import dumps
+from jsonl_session.format.jsonio import dumps
 from jsonl_session.tokens import estimate_messages_tokens
 
 SETTINGS = CompactionSettings(keep_recent_tokens=8000)

@@ -274,7 +274,7 @@ def bench_many(report: Report, folder: Path, sessions: int, entries: int, runs: 
     from generate import SEARCH_WORD, write_session
 
     from jsonl_session import list_sessions
-    from jsonl_session.search import search_sessions
+    from jsonl_session.catalog.search import search_sessions
 
     folder.mkdir()
     for i in range(sessions):

@@ -3,6 +3,7 @@
 Public names only; no logic lives here.
 """
 
+from jsonl_session.catalog.listing import SessionInfo, latest_session, list_sessions
 from jsonl_session.compaction import (
     CompactionSettings,
     ExtractiveSummarizer,
@@ -18,13 +19,13 @@ from jsonl_session.errors import (
     SessionTreeError,
     SessionWriteError,
 )
-from jsonl_session.export import ExportResult, export_session
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.listing import SessionInfo, latest_session, list_sessions
-from jsonl_session.loader import LoadedFile, load_entries
-from jsonl_session.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
-from jsonl_session.problems import Problem
-from jsonl_session.session import Session
+from jsonl_session.export import export_session
+from jsonl_session.export.plan import ExportResult
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
+from jsonl_session.format.problems import Problem
+from jsonl_session.session.facade import Session
+from jsonl_session.storage.loader import LoadedFile, load_entries
 from jsonl_session.tree import TreeIndex, TreeNode
 
 __all__ = [

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.ids import MISSING, timestamp_to_ms
-from jsonl_session.jsonl import StoredEntry, loads_object, raw_lines
-from jsonl_session.model import PRUNE_MARKER_TYPE
+from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
+from jsonl_session.format.ids import MISSING, timestamp_to_ms
+from jsonl_session.format.model import PRUNE_MARKER_TYPE
 from jsonl_session.tree import TreeIndex
 
 EMPTY_LEAF = ""

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonl_session.context import SessionContext, as_message
-from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.jsonio import dumps
 
 IMAGE_CHARS = 4800
 

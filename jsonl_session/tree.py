@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from jsonl_session.errors import SessionTreeError
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.problems import Problem
-from jsonl_session.table import EntryTable
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.problems import Problem
+from jsonl_session.storage.table import EntryTable
 
 
 @dataclass(slots=True)

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.loader import LoadedFile
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.storage.loader import LoadedFile
 
 ROOT = Path(__file__).resolve().parent.parent
 

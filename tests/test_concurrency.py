@@ -29,7 +29,8 @@ from helpers_write import (
     write_file,
 )
 
-from jsonl_session import Session, store
+from jsonl_session import Session
+from jsonl_session.storage import store
 
 APPENDER = (
     BARRIER_CODE
@@ -46,7 +47,7 @@ print(session.leaf_id)
 
 LOCK_HOLDER = """
 import pathlib, sys, time
-from jsonl_session import store
+from jsonl_session.storage import store
 path, folder = sys.argv[1], pathlib.Path(sys.argv[2])
 with store.locked(pathlib.Path(path), "never"):
     (folder / "locked").touch()

@@ -26,7 +26,7 @@ from jsonl_session.export import (
     export_session,
     write_export,
 )
-from jsonl_session.redact import Redactor, redact_text
+from jsonl_session.views.redact import Redactor, redact_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WELL_FORMED = [

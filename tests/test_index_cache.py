@@ -19,8 +19,9 @@ import pytest
 from helpers_large import ROOT, entry_key, generate, loaded_key
 from helpers_write import finish, raw_entry, spawn_python, user_message
 
-from jsonl_session import Session, load_entries, loader, reading
-from jsonl_session.loader import LoadedFile
+from jsonl_session import Session, load_entries
+from jsonl_session.storage import loader, reading
+from jsonl_session.storage.loader import LoadedFile
 
 TAIL_BYTES = 4096  # the cache hashes this much before the end of the part it covers
 

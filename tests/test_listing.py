@@ -13,10 +13,10 @@ import pytest
 from helpers_read import BASE_MS, assistant, entry, header, iso, user
 from typer.testing import CliRunner
 
+from jsonl_session.catalog.listing import NO_MESSAGES, latest_session, list_sessions, session_info
+from jsonl_session.catalog.search import search_sessions
 from jsonl_session.cli import app
-from jsonl_session.listing import NO_MESSAGES, latest_session, list_sessions, session_info
-from jsonl_session.paths import session_dir_for
-from jsonl_session.search import search_sessions
+from jsonl_session.storage.paths import session_dir_for
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

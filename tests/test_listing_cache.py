@@ -23,10 +23,10 @@ from helpers_large import ROOT, generate
 from helpers_read import BASE_MS, assistant, dumps, entry, header, iso, message, user, write_session
 from helpers_write import finish, spawn_python
 
-from jsonl_session.cache import RecordCache
-from jsonl_session.listing import latest_session, list_sessions, session_files, session_info
-from jsonl_session.paths import session_dir_for
-from jsonl_session.search import search_sessions
+from jsonl_session.catalog.listing import latest_session, list_sessions, session_files, session_info
+from jsonl_session.catalog.search import search_sessions
+from jsonl_session.storage.cache import RecordCache
+from jsonl_session.storage.paths import session_dir_for
 
 KINDS = ("listing", "search")
 NEW_MS = 1_950_000_000_000  # 2031: later than every message in the folder

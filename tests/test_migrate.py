@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jsonl_session import CURRENT_VERSION, Session, SessionWriteError, load_entries
-from jsonl_session.model import CustomMessage, MessageEntry
+from jsonl_session.format.model import CustomMessage, MessageEntry
 
 A, B, C = "aaaaaaaa", "bbbbbbbb", "cccccccc"
 ID = re.compile(r"^[0-9a-f]{8}$")

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from jsonl_session import LEAF_MARKER_TYPE, Session
-from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.model import PRUNE_MARKER_TYPE
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.model import PRUNE_MARKER_TYPE
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pi-compaction"
 INPUTS = GOLDEN / "inputs"

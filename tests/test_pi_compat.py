@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from jsonl_session import Session
-from jsonl_session.jsonio import decode_any, dumps
+from jsonl_session.format.jsonio import decode_any, dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden" / "pi-context"

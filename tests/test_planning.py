@@ -19,7 +19,7 @@ from jsonl_session.compaction.planning import (
     prepare_compaction,
     should_compact,
 )
-from jsonl_session.jsonio import dumps
+from jsonl_session.format.jsonio import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = json.loads((ROOT / "tests" / "golden" / "pi-planning.json").read_text())

@@ -36,7 +36,7 @@ from jsonl_session import (
     SessionTreeError,
     load_entries,
 )
-from jsonl_session.model import MessageEntry, UnknownEntry, UserMessage
+from jsonl_session.format.model import MessageEntry, UnknownEntry, UserMessage
 from jsonl_session.tree import iter_nodes
 
 A, B, C, D = "aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd"

@@ -184,7 +184,7 @@ class TestWritersWithoutALockDuringOurWrites:
     def test_lines_added_to_the_old_file_during_a_rewrite_are_carried_over(
         self, tmp_path: Path
     ) -> None:
-        from jsonl_session import store
+        from jsonl_session.storage import store
 
         target = write_file(tmp_path / "s.jsonl", V1)
         late = (

@@ -44,9 +44,9 @@ from jsonl_session import (
     Session,
     SessionTreeError,
     SessionWriteError,
-    paths,
 )
-from jsonl_session.model import UserMessage
+from jsonl_session.format.model import UserMessage
+from jsonl_session.storage import paths
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ import orjson
 import pytest
 from helpers_write import age, file_lines, mode_of, sidecars, try_lock, v3_bytes, write_file
 
-from jsonl_session import SessionWriteError, paths, store
+from jsonl_session import SessionWriteError
+from jsonl_session.storage import paths, store
 
 
 @pytest.fixture

@@ -15,10 +15,11 @@ import pytest
 from helpers_large import ROOT, entry_key, generate
 from helpers_write import raw_entry, user_message
 
-from jsonl_session import Session, load_entries, table
+from jsonl_session import Session, load_entries
 from jsonl_session.errors import JsonlSessionError, SessionTreeError
-from jsonl_session.jsonl import StoredEntry, decode_envelope
-from jsonl_session.table import EntryTable, TableRecord, table_record
+from jsonl_session.format.entry import StoredEntry, decode_envelope
+from jsonl_session.storage import table
+from jsonl_session.storage.table import EntryTable, TableRecord, table_record
 from jsonl_session.tree import TreeIndex
 
 

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jsonl_session.cli.common import (
+from jsonl_session.cli.options import (
     err,
     existing_file,
     fail,
@@ -35,7 +35,7 @@ from jsonl_session.compaction import (
 from jsonl_session.compaction import compact as compact_session
 from jsonl_session.compaction.planning import DEFAULT_SETTINGS
 from jsonl_session.compaction.summarizers import SUMMARIZER_NAMES
-from jsonl_session.session import Session
+from jsonl_session.session.facade import Session
 from jsonl_session.tokens import Breakdown
 
 FileArg = Annotated[Path, file_argument("Session file (.jsonl).")]

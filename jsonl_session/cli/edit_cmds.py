@@ -11,7 +11,13 @@ from typing import Annotated
 
 import typer
 
-from jsonl_session.cli.common import (
+from jsonl_session.cli.compact_cmds import (
+    InstructionsOption,
+    ModelOption,
+    SummarizerOption,
+    working,
+)
+from jsonl_session.cli.options import (
     existing_file,
     fail,
     file_argument,
@@ -19,14 +25,8 @@ from jsonl_session.cli.common import (
     print_json,
     reports_errors,
 )
-from jsonl_session.cli.compact_cmds import (
-    InstructionsOption,
-    ModelOption,
-    SummarizerOption,
-    working,
-)
 from jsonl_session.compaction import branch_with_summary, choose_summarizer
-from jsonl_session.session import Session
+from jsonl_session.session.facade import Session
 
 FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
 IdArg = Annotated[str, typer.Argument(help="Entry id (or a unique prefix of one).")]

@@ -14,10 +14,10 @@ from typing import Annotated
 
 import typer
 
-from jsonl_session.cli.common import err, existing_file, file_argument, reports_errors
+from jsonl_session.cli.options import err, existing_file, file_argument, reports_errors
 from jsonl_session.export import export_session, write_export
-from jsonl_session.session import Session
-from jsonl_session.transcript import textconv as transcript_text
+from jsonl_session.session.facade import Session
+from jsonl_session.views.transcript import textconv as transcript_text
 
 FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
 

@@ -13,10 +13,10 @@ import typer
 from rich.progress import Progress as Bar
 from rich.text import Text
 
-from jsonl_session.cli.common import err, fail, out, print_json, reports_errors
-from jsonl_session.listing import Progress, latest_session, list_sessions, session_files
-from jsonl_session.paths import session_dir_for, session_root
-from jsonl_session.search import search_sessions
+from jsonl_session.catalog.listing import Progress, latest_session, list_sessions, session_files
+from jsonl_session.catalog.search import search_sessions
+from jsonl_session.cli.options import err, fail, out, print_json, reports_errors
+from jsonl_session.storage.paths import session_dir_for, session_root
 
 DirArg = Annotated[
     Path | None,

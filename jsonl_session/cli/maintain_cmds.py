@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from jsonl_session.cli.common import file_argument, out, print_json, reports_errors, styled
+from jsonl_session.cli.options import file_argument, out, print_json, reports_errors, styled
 from jsonl_session.errors import JsonlSessionError, SessionFormatError
-from jsonl_session.session import Session
+from jsonl_session.session.facade import Session
 
 FilesArg = Annotated[list[Path], file_argument("Session .jsonl files.")]
 

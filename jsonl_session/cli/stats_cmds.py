@@ -10,8 +10,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jsonl_session.cli.common import existing_file, file_argument, out, print_json, reports_errors
-from jsonl_session.session import Session
+from jsonl_session.cli.options import existing_file, file_argument, out, print_json, reports_errors
+from jsonl_session.session.facade import Session
 
 FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
 BAR_WIDTH = 30

@@ -19,11 +19,11 @@ from jsonl_session.compaction.prompts import SummaryTask
 from jsonl_session.compaction.summarizers import Summarizer, choose_summarizer
 from jsonl_session.context import as_message
 from jsonl_session.errors import CompactionError
-from jsonl_session.jsonl import StoredEntry
+from jsonl_session.format.entry import StoredEntry
 from jsonl_session.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from jsonl_session.session import Session
+    from jsonl_session.session.facade import Session
 
 DEFAULT_CONTEXT_WINDOW = 128000
 

@@ -25,7 +25,7 @@ from jsonl_session.errors import CompactionError
 from jsonl_session.tokens import estimate_messages_tokens
 
 if TYPE_CHECKING:
-    from jsonl_session.session import Session
+    from jsonl_session.session.facade import Session
 
 SPLIT_TURN_HEADING = "**The turn in progress (its later part is kept after this summary):**"
 

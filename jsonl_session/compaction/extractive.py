@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonl_session.compaction.prompts import NO_EARLIER_HISTORY, SummaryTask, clip, describe_call
-from jsonl_session.describe import text_parts
 from jsonl_session.providers.history import command_text
+from jsonl_session.views.describe import text_parts
 
 ITEM_CHARS = 300
 CHARS_PER_TOKEN = 4  # the ratio the token estimate uses (tokens.py)

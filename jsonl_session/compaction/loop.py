@@ -27,7 +27,7 @@ from jsonl_session.errors import CompactionError
 from jsonl_session.tokens import estimate_context_tokens
 
 if TYPE_CHECKING:
-    from jsonl_session.session import Session
+    from jsonl_session.session.facade import Session
 
 T = TypeVar("T")
 

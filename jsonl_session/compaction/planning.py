@@ -31,7 +31,7 @@ from jsonl_session.context import (
     pruned_entry_ids,
     pruned_output,
 )
-from jsonl_session.jsonl import StoredEntry
+from jsonl_session.format.entry import StoredEntry
 from jsonl_session.tokens import estimate_context_tokens, estimate_tokens
 
 _CUT_ROLES = frozenset(

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonl_session.describe import text_parts
-from jsonl_session.jsonio import dumps
+from jsonl_session.format.jsonio import dumps
 from jsonl_session.providers.history import plain_message
+from jsonl_session.views.describe import text_parts
 
 TaskKind = Literal["history", "turn_prefix", "branch"]
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from jsonl_session.context import context_positions, pruned_entry_ids
 from jsonl_session.errors import CompactionError
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.model import PRUNE_MARKER_TYPE
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.model import PRUNE_MARKER_TYPE
 from jsonl_session.tokens import estimate_messages_tokens, estimate_tokens
 
 if TYPE_CHECKING:
-    from jsonl_session.session import Session
+    from jsonl_session.session.facade import Session
 
 
 @dataclass(frozen=True, slots=True)

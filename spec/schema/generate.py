@@ -26,12 +26,12 @@ GENERATE_COMMAND = "python spec/schema/generate.py"
 try:
     import msgspec
 
-    from jsonl_session import model
+    from jsonl_session.format import model
 except ImportError:  # run from a checkout without the package installed
     sys.path.insert(0, str(HERE.parent.parent))
     import msgspec
 
-    from jsonl_session import model
+    from jsonl_session.format import model
 
 
 def build_schema() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonl_session import Session
-from jsonl_session.jsonio import dumps
+from jsonl_session.format.jsonio import dumps
 from jsonl_session.providers.anthropic import to_anthropic
 from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Literal
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.jsonio import NotJson, decode_any
-from jsonl_session.paths import ensure_dir
+from jsonl_session.format.jsonio import NotJson, decode_any
+from jsonl_session.storage.paths import ensure_dir
 
 FsyncPolicy = Literal["always", "never"]
 FSYNC_POLICIES: tuple[FsyncPolicy, ...] = ("always", "never")

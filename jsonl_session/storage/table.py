@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from jsonl_session.jsonl import LineSource, StoredEntry
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.storage.lines import LineSource
 
 BLOCK = 1024  # entries per msgpack block: the unit decoded on first use
 NO_PARENT = -1

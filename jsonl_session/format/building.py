@@ -14,9 +14,9 @@ from typing import Any
 import msgspec
 
 from jsonl_session.errors import EntryValidationError
-from jsonl_session.ids import now_timestamp
-from jsonl_session.jsonio import dumps
-from jsonl_session.model import KNOWN_ROLES, encode, message_from_dict
+from jsonl_session.format.ids import now_timestamp
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.model import KNOWN_ROLES, encode, message_from_dict
 
 Build = Callable[[str, str | None, str], bytes]
 """Builds an entry's line from (new id, parent id, timestamp)."""

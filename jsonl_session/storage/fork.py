@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from jsonl_session import store
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.ids import new_entry_id
-from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry, file_bytes
-from jsonl_session.loader import LoadedFile
-from jsonl_session.model import CURRENT_VERSION, LabelEntry, SessionHeader, encode
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.ids import new_entry_id
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.model import CURRENT_VERSION, LabelEntry, SessionHeader, encode
+from jsonl_session.storage import store
+from jsonl_session.storage.lines import file_bytes
+from jsonl_session.storage.loader import LoadedFile
 
 
 def reparented(entry: StoredEntry, parent_id: str | None) -> bytes:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from jsonl_session.errors import JsonlSessionError
-from jsonl_session.jsonio import dumps
+from jsonl_session.format.jsonio import dumps
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from jsonl_session.jsonio import dumps
+from jsonl_session.format.jsonio import dumps
 
 CURRENT_VERSION = 3
 LEAF_MARKER_TYPE = "jsonl-session/leaf"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonl_session.jsonl import StoredEntry
+from jsonl_session.format.entry import StoredEntry
 
 
 def text_parts(content: Any) -> list[str]:

@@ -15,17 +15,13 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from jsonl_session import paths, store
-from jsonl_session.cache import CacheOption
 from jsonl_session.context import EMPTY_LEAF, SessionContext, context_from_path
-from jsonl_session.entries import Build, built, message_line, struct_line
 from jsonl_session.errors import EntryValidationError, SessionTreeError, SessionWriteError
-from jsonl_session.fork import write_copy, write_fork
-from jsonl_session.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
-from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry, decode_envelope
-from jsonl_session.loader import LoadedFile, load_entries, parse_session_bytes
-from jsonl_session.model import (
+from jsonl_session.format.building import Build, built, message_line, struct_line
+from jsonl_session.format.entry import StoredEntry, decode_envelope
+from jsonl_session.format.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.model import (
     CURRENT_VERSION,
     LEAF_MARKER_TYPE,
     BranchSummaryEntry,
@@ -39,10 +35,14 @@ from jsonl_session.model import (
     ThinkingLevelChangeEntry,
     encode,
 )
-from jsonl_session.problems import Problem
+from jsonl_session.format.problems import Problem
+from jsonl_session.storage import paths, store
+from jsonl_session.storage.cache import CacheOption
+from jsonl_session.storage.fork import write_copy, write_fork
+from jsonl_session.storage.loader import LoadedFile, load_entries, parse_session_bytes
+from jsonl_session.storage.writer import SessionFile
 from jsonl_session.tokens import Breakdown, breakdown
 from jsonl_session.tree import TreeIndex, TreeNode, build_tree
-from jsonl_session.writer import SessionFile
 
 
 class Session:

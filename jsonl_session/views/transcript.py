@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from jsonl_session.describe import one_line
 from jsonl_session.errors import SessionFormatError
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.loader import load_entries
-from jsonl_session.model import LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
-from jsonl_session.redact import Redactor
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.model import LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
+from jsonl_session.storage.loader import load_entries
 from jsonl_session.tree import TreeNode
+from jsonl_session.views.describe import one_line
+from jsonl_session.views.redact import Redactor
 
 PartKind = Literal[
     "text", "thinking", "tool-call", "output", "command", "image", "error", "note", "json"

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.model import CURRENT_VERSION
-from jsonl_session.problems import Problem
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.model import CURRENT_VERSION
+from jsonl_session.format.problems import Problem
 
 
 @dataclass(slots=True)

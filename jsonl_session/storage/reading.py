@@ -17,19 +17,16 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from jsonl_session.jsonio import NotJson, is_utf8
-from jsonl_session.jsonl import (
+from jsonl_session.format.entry import (
     BulkEnvelope,
-    LineSource,
-    LineSpan,
     NotAnObject,
-    RawLine,
     StoredEntry,
     decode_envelope,
     envelope_decoder,
-    line_spans,
 )
-from jsonl_session.problems import Problem
+from jsonl_session.format.jsonio import NotJson, is_utf8
+from jsonl_session.format.problems import Problem
+from jsonl_session.storage.lines import LineSource, LineSpan, RawLine, line_spans
 
 CHUNK_BYTES = 8 << 20
 INLINE_BYTES = 256  # lines up to this long stay in memory even when a file backs them

@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from jsonl_session.paths import ensure_dir, user_folder
+from jsonl_session.storage.paths import ensure_dir, user_folder
 
 CacheOption = bool | str | Path | None
 """Where to cache: None or True for the default folder, False for no cache, or a folder."""

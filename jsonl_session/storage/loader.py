@@ -17,21 +17,15 @@ from typing import Any
 
 import msgspec
 
-from jsonl_session.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.errors import SessionFormatError
-from jsonl_session.jsonio import NotJson, decode_any, is_utf8
-from jsonl_session.jsonl import (
-    LineSource,
-    RawLine,
-    StoredEntry,
-    after_line,
-    first_line,
-    split_lines,
-)
-from jsonl_session.migrate import MigrationState, migrate
-from jsonl_session.model import CURRENT_VERSION
-from jsonl_session.problems import Problem
-from jsonl_session.reading import (
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.jsonio import NotJson, decode_any, is_utf8
+from jsonl_session.format.migrate import MigrationState, migrate
+from jsonl_session.format.model import CURRENT_VERSION
+from jsonl_session.format.problems import Problem
+from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
+from jsonl_session.storage.lines import LineSource, RawLine, after_line, first_line, split_lines
+from jsonl_session.storage.reading import (
     CHUNK_BYTES,
     BadLine,
     ReadLines,
@@ -40,7 +34,7 @@ from jsonl_session.reading import (
     scan_regions,
     split_by_id,
 )
-from jsonl_session.table import EntryTable, TableRecord, no_source, table_record
+from jsonl_session.storage.table import EntryTable, TableRecord, no_source, table_record
 
 __all__ = ["BadLine", "LoadedFile", "load_entries", "parse_session_bytes", "read_appended"]
 

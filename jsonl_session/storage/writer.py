@@ -17,13 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jsonl_session import store
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.jsonio import dumps
-from jsonl_session.jsonl import StoredEntry, consumed_length, file_bytes
-from jsonl_session.loader import BadLine, LoadedFile, parse_session_bytes, read_appended
-from jsonl_session.model import CURRENT_VERSION
-from jsonl_session.problems import Problem
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.model import CURRENT_VERSION
+from jsonl_session.format.problems import Problem
+from jsonl_session.storage import store
+from jsonl_session.storage.lines import consumed_length, file_bytes
+from jsonl_session.storage.loader import BadLine, LoadedFile, parse_session_bytes, read_appended
 
 
 class SessionFile:

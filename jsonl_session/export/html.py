@@ -2,21 +2,17 @@
 session's facts, the branch tree with labels, and the conversation, tool calls and
 outputs folded in ``<details>``, images as ``data:`` URLs, every session text escaped.
 
-What the export shows, and the other formats, are export.py's; this module only
-renders an ExportPlan as HTML.
+What the export shows is plan.py's; this module only renders an ExportPlan as HTML.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING
 
-from jsonl_session.jsonl import StoredEntry
-from jsonl_session.transcript import EntryView, Part, Run
-
-if TYPE_CHECKING:
-    from jsonl_session.export import ExportPlan
+from jsonl_session.export.plan import ExportPlan
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.views.transcript import EntryView, Part, Run
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"

@@ -24,19 +24,14 @@ from typing import Any
 
 import msgspec
 
-from jsonl_session.cache import CacheOption, RecordCache, cache_root, stamp
-from jsonl_session.describe import text_parts
 from jsonl_session.errors import SessionFormatError
-from jsonl_session.ids import timestamp_to_ms
-from jsonl_session.jsonio import NotJson
-from jsonl_session.jsonl import (
-    NotAnObject,
-    after_line,
-    decode_envelope,
-    first_line,
-    loads_object,
-)
-from jsonl_session.paths import session_dir_for, session_root
+from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
+from jsonl_session.format.ids import timestamp_to_ms
+from jsonl_session.format.jsonio import NotJson
+from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
+from jsonl_session.storage.lines import after_line, first_line
+from jsonl_session.storage.paths import session_dir_for, session_root
+from jsonl_session.views.describe import text_parts
 
 Progress = Callable[[int, int], None]
 NO_MESSAGES = "(no messages)"

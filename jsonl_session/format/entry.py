@@ -1,101 +1,43 @@
-"""Lines of a session file: splitting bytes into lines, decoding envelopes, and the
-StoredEntry that keeps a line's exact bytes beside its envelope.
+"""What one line of a session file means: its envelope, and the StoredEntry that keeps
+a line's exact bytes (or where to read them) beside it.
 
-Owns the line level: where each line starts, what its exact bytes are, which lines
-are blank, which is unterminated, and the small *envelope* of each entry (type, id,
-parentId, timestamp, message role, customType) decoded without decoding message
-bodies; bodies are decoded on request (as dicts, or as model.py's typed view).
-JSON text rules are jsonio.py's; versions are migrate.py's; the tree is tree.py's;
-disk writes are store.py's.
+Owns the small *envelope* of each entry (type, id, parentId, timestamp, message role,
+customType) decoded without decoding message bodies, and StoredEntry, the record every
+layer passes around; bodies are decoded on request (as dicts, or as model.py's typed
+view). An entry whose line was not kept in memory reads it through an `EntrySource`
+(storage/lines.py's LineSource is the real one); this module does no I/O itself.
+Finding lines in bytes is storage/lines.py's; JSON text rules are jsonio.py's;
+versions are migrate.py's; the tree is tree.py's.
 """
 
 from __future__ import annotations
 
-import os
-import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import msgspec
 
 from jsonl_session.errors import SessionFormatError
-from jsonl_session.jsonio import NotJson, decode_any, dumps, is_utf8
-from jsonl_session.model import LEAF_MARKER_TYPE, SessionEntry, UnknownEntry, entry_from_dict
-
-BOM = b"\xef\xbb\xbf"
-
-
-@dataclass(frozen=True, slots=True)
-class RawLine:
-    """One non-blank line: 1-based number, byte offset of its start, bytes without EOL."""
-
-    number: int
-    offset: int
-    raw: bytes
-    terminated: bool
+from jsonl_session.format.jsonio import NotJson, decode_any, dumps, is_utf8
+from jsonl_session.format.model import (
+    LEAF_MARKER_TYPE,
+    SessionEntry,
+    UnknownEntry,
+    entry_from_dict,
+)
 
 
-LineSpan = tuple[int, int, int, bool]
-_BLANK_START = frozenset(b" \t\r\n\x0b\x0c")
+class EntrySource(Protocol):
+    """Where an entry not kept in memory reads its line from: a file held open."""
 
+    @property
+    def path(self) -> Path | None: ...
 
-def line_spans(data: bytes, start: int = 0, stop: int | None = None) -> Iterator[LineSpan]:
-    """Where each non-blank line of ``data[start:stop]`` lies: (index among all lines
-    there, blank ones counted; start; end without the line's CR LF or LF; whether a
-    newline ends it). The one place lines are found; everything else builds on it."""
-    end_of_data = len(data) if stop is None else stop
-    find = data.find
-    pos = start
-    index = 0
-    while pos < end_of_data:
-        end = find(b"\n", pos, end_of_data)
-        terminated = end != -1
-        if not terminated:
-            end = end_of_data
-        cut = end - 1 if end > pos and data[end - 1] == 13 else end
-        if cut > pos and (data[pos] not in _BLANK_START or data[pos:cut].strip()):
-            yield index, pos, cut, terminated
-        index += 1
-        pos = end + 1
-
-
-def split_lines(data: bytes, *, base_offset: int = 0, first_number: int = 1) -> list[RawLine]:
-    """Split bytes into non-blank lines, tolerating a BOM, CRLF and blank lines.
-
-    Only the final segment can be unterminated; it is returned with
-    ``terminated=False`` so the caller can decide whether it is torn.
-    """
-    skip = len(BOM) if base_offset == 0 and data.startswith(BOM) else 0
-    return [
-        RawLine(first_number + index, base_offset + start, data[start:end], terminated)
-        for index, start, end, terminated in line_spans(data, skip)
-    ]
-
-
-def first_line(data: bytes) -> RawLine | None:
-    """The first non-blank line (after a byte order mark): where a header must be."""
-    skip = len(BOM) if data.startswith(BOM) else 0
-    for index, start, end, terminated in line_spans(data, skip):
-        return RawLine(index + 1, start, data[start:end], terminated)
-    return None
-
-
-def after_line(data: bytes, line: RawLine) -> int:
-    """The offset just past ``line``'s newline (the end of ``data`` if it has none)."""
-    return data.index(b"\n", line.offset) + 1 if line.terminated else len(data)
-
-
-def iter_lines(data: bytes) -> Iterator[bytes]:
-    """The non-blank lines of ``data`` (without line ends), one at a time."""
-    for _, start, end, _ in line_spans(data):
-        yield data[start:end]
-
-
-def consumed_length(data: bytes) -> int:
-    """Bytes up to and including the last newline: the part later appends build on."""
-    return data.rfind(b"\n") + 1
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` and the one byte after them (if any)."""
+        ...
 
 
 class _MessageEnvelope(msgspec.Struct, gc=False):
@@ -191,31 +133,6 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class LineSource:
-    """The file a session was read from, held open so the bytes of entries not kept
-    in memory can be read back by offset without rereading the file.
-
-    Holding the descriptor (not the path) means a file replaced by a rename still
-    reads as it was when indexed; an entry checks what it reads (see StoredEntry.raw).
-    """
-
-    __slots__ = ("__weakref__", "_close", "fd", "path")
-
-    def __init__(self, path: Path | None, fd: int) -> None:
-        self.path = path
-        self.fd = fd
-        self._close = weakref.finalize(self, os.close, fd)  # once nothing refers to it
-
-    def read(self, offset: int, length: int) -> bytes:
-        """``length`` bytes at ``offset`` and the one byte after them (if any)."""
-        try:
-            return os.pread(self.fd, length + 1, offset)
-        except OSError as exc:
-            raise SessionFormatError(
-                self.path, None, f"cannot read: {exc.strerror or exc}"
-            ) from None
-
-
 class StoredEntry(msgspec.Struct, gc=False, array_like=True):
     """An entry as loaded: its envelope, where its line lives, and its exact bytes.
 
@@ -239,7 +156,7 @@ class StoredEntry(msgspec.Struct, gc=False, array_like=True):
     migrated: bool = False
     length: int = 0
     inline: bytes | None = None
-    source: LineSource | None = None
+    source: EntrySource | None = None
 
     @classmethod
     def from_envelope(cls, env: Envelope, line: int, offset: int, raw: bytes) -> StoredEntry:
@@ -347,9 +264,3 @@ def _envelope_id(raw: bytes) -> Any:
         return decode_envelope(raw).id
     except (NotJson, NotAnObject):
         return None
-
-
-def file_bytes(header: dict[str, Any] | bytes, lines: Iterable[bytes]) -> bytes:
-    """A whole file: the header line, then each line, every one ending in a newline."""
-    head = header if isinstance(header, bytes) else dumps(header)
-    return b"".join([head, b"\n", *(line + b"\n" for line in lines)])

@@ -1,0 +1,60 @@
+"""The JSON export: every entry as in the file, and the tree as runs nested only where
+the conversation branches, for programs that read a session without this library.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jsonl_session.errors import SessionTreeError
+from jsonl_session.export.plan import ExportResult
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.session import Session
+from jsonl_session.views.redact import Redactor
+from jsonl_session.views.transcript import Run, iter_runs, runs_of
+
+
+def export_json(
+    session: Session, leaf_id: str | None = None, all_branches: bool = True, redact: bool = False
+) -> ExportResult:
+    """``{"header", "entries", "tree", "leafId", "name", "labels"}``: every entry as in
+    the file (so ``all_branches`` changes nothing) and the tree as runs, nested only
+    where the conversation branches: ``{"from": <id the run continues from>,
+    "entries": [{"id", "type", "role"?, "customType"?, "label"?, "active"?}],
+    "branches": [<run>, ...]}`` (``active``: on the path to the leaf)."""
+    redactor = Redactor(enabled=redact)
+    leaf = leaf_id if leaf_id is not None else session.leaf_id
+    try:
+        active = {e.id for e in session.branch_path(leaf)} if leaf else set()
+    except SessionTreeError:
+        active = set()
+    entries = [redactor.value(e.data()) for e in session.entries]
+    # labels and the name repeat text of label and session_info entries: not counted again
+    again = Redactor(enabled=redact)
+    labels = {k: again.text(v) for k, v in session.labels.items()}
+    document = {
+        "header": redactor.value(session.header_data),
+        "entries": entries,
+        "tree": _json_runs(runs_of(session.tree(fold=False)), labels, active),
+        "leafId": leaf,
+        "name": again.text(session.name) if session.name else None,
+        "labels": labels,
+    }
+    return ExportResult(dumps(document).decode() + "\n", redactor.summary())
+
+
+def _json_runs(runs: list[Run], labels: dict[str, str], active: set[str]) -> list[dict[str, Any]]:
+    made: dict[int, dict[str, Any]] = {}
+    for run in iter_runs(runs):  # a run comes before its branches
+        item = made.setdefault(id(run), {"from": run.from_id})
+        item["entries"] = [_json_node(node.entry, labels, active) for node in run.nodes]
+        item["branches"] = [made.setdefault(id(b), {"from": b.from_id}) for b in run.branches]
+    return [made[id(run)] for run in runs]
+
+
+def _json_node(entry: StoredEntry, labels: dict[str, str], active: set[str]) -> dict[str, Any]:
+    node: dict[str, Any] = {"id": entry.id, "type": entry.type}
+    more = {"role": entry.role, "customType": entry.custom_type, "label": labels.get(entry.id)}
+    node.update((key, value) for key, value in more.items() if value)
+    return node | ({"active": True} if entry.id in active else {})

@@ -1,0 +1,95 @@
+"""The Markdown export: readable on its own, the title, the facts, then the path to
+the leaf or, with every branch, an outline and each branch in turn.
+
+What the export shows is plan.py's; this module only renders an ExportPlan.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jsonl_session.export.plan import ExportPlan
+from jsonl_session.views.transcript import EntryView, Part, iter_runs
+
+
+def render_markdown(plan: ExportPlan) -> str:
+    lines = [f"# {plan.title()}", ""]
+    lines += [f"- **{key}:** {value}" for key, value in plan.facts()] + [""]
+    if plan.all_branches:
+        lines += ["## Branches", "", *_outline(plan), ""]
+    for run, entries in plan.shown:
+        lines += [f"## {plan.run_title(run) if run else 'Conversation'}", ""]
+        for entry in entries:
+            lines += _md_entry(plan, plan.view(entry))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _outline(plan: ExportPlan) -> list[str]:
+    lines, depth = [], {id(run): 0 for run in plan.runs}
+    for run in iter_runs(plan.runs):
+        depth.update((id(branch), depth[id(run)] + 1) for branch in run.branches)
+        first, last, count = run.nodes[0].entry, run.nodes[-1].entry, len(run.nodes)
+        facts = [f"{count} entries" if count > 1 else "1 entry"]
+        facts += ["**active**"] if last.id in plan.active else []
+        facts += ["leaf"] if last.id == plan.leaf_id else []
+        labelled = [n.entry.id for n in run.nodes if n.entry.id in plan.labels]
+        facts += [f"{_code(i)} *{plan.labels[i]}*" for i in labelled]
+        summary = plan.view(first).summary(60)
+        line = f"**{run.number}** {_code(first.id)} {summary} ({' · '.join(facts)})"
+        lines.append("  " * depth[id(run)] + "- " + line)
+    return lines
+
+
+def _md_entry(plan: ExportPlan, view: EntryView) -> list[str]:
+    entry = view.entry
+    label = plan.labels.get(entry.id)
+    tag = f" · label **{label}**" if label else ""
+    if view.is_note:
+        note = " · ".join(p.text for p in view.parts if p.kind == "note")
+        lines = [f"*{note}* · {_code(entry.id)}{tag}", ""]
+        parts = [p for p in view.parts if p.kind != "note"]
+    else:
+        detail = f" · {view.detail}" if view.detail else ""
+        lines = [
+            f"### {view.heading}{detail}",
+            "",
+            f"{_code(entry.id)} · {entry.timestamp}{tag}",
+            "",
+        ]
+        parts = view.parts
+    for part in parts:
+        lines += _md_part(part)
+    return lines
+
+
+def _md_part(part: Part) -> list[str]:
+    if part.kind == "text":
+        return [part.text, ""]
+    if part.kind == "thinking":
+        quoted = [f"> {line}" if line else ">" for line in part.text.split("\n")]
+        return ["> **Thinking**", ">", *quoted, ""]
+    if part.kind == "tool-call":
+        call = f"**Tool call** {_code(part.title)}" + (f" · {_code(part.ref)}" if part.ref else "")
+        return [call, "", _fence(part.text, "json"), ""]
+    if part.kind == "output":
+        title = "**Error output**" if part.title == "error" else "**Output**"
+        text = part.text.removesuffix("\n")
+        return [title, "", _fence(text), ""] if text else ["*(no output)*", ""]
+    if part.kind == "command":
+        return [_fence(f"$ {part.text}", "sh"), ""]
+    if part.kind == "image":
+        return [f"*[image: {part.mime or 'unknown type'}, {len(part.text) * 3 // 4} bytes]*", ""]
+    if part.kind == "error":
+        return [f"**Error:** {part.text}", ""]
+    if part.kind == "note":
+        return [f"*{part.text}*", ""]
+    return [f"**{part.title or 'data'}**", "", _fence(part.text, "json"), ""]
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _code(text: str) -> str:
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
