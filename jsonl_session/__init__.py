@@ -1,16 +1,17 @@
 """jsonl-session: append-only JSONL tree sessions of coding agents (pi format v3).
 
-Public names only; no logic lives here.
+The public API: every name a user of the library (and the CLI) may import, from here.
+No logic lives here. Names are loaded when first used, so `import jsonl_session` costs
+only the errors module and a command pays only for what it runs; the SDKs, typer and
+rich are never imported by importing this package.
 """
 
-from jsonl_session.catalog.listing import SessionInfo, latest_session, list_sessions
-from jsonl_session.compaction import (
-    CompactionSettings,
-    ExtractiveSummarizer,
-    branch_with_summary,
-    compact,
-)
-from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import TYPE_CHECKING, Any
+
 from jsonl_session.errors import (
     CompactionError,
     EntryValidationError,
@@ -18,29 +19,208 @@ from jsonl_session.errors import (
     SessionFormatError,
     SessionTreeError,
     SessionWriteError,
+    UnsyncedWrite,
 )
-from jsonl_session.export import export_session
-from jsonl_session.export.plan import ExportResult
-from jsonl_session.format.entry import StoredEntry
-from jsonl_session.format.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
-from jsonl_session.format.problems import Problem
-from jsonl_session.session.facade import Session
-from jsonl_session.storage.loader import LoadedFile, load_entries
-from jsonl_session.tree import TreeIndex, TreeNode
+
+if TYPE_CHECKING:
+    from jsonl_session.catalog.listing import (
+        Progress,
+        SessionInfo,
+        latest_session,
+        list_sessions,
+        session_files,
+        session_info,
+    )
+    from jsonl_session.catalog.search import SearchHit, search_sessions
+    from jsonl_session.compaction import (
+        AnthropicSummarizer,
+        BranchSummaryResult,
+        CompactionPlan,
+        CompactionResult,
+        CompactionSettings,
+        ExtractiveSummarizer,
+        OpenAISummarizer,
+        PrunePlan,
+        PruneResult,
+        PruneSettings,
+        Summarizer,
+        auto_compact,
+        call_with_overflow_recovery,
+        choose_summarizer,
+        compact,
+        is_context_overflow,
+        plan_for,
+        plan_prune,
+        prune,
+        summarize_branch,
+    )
+    from jsonl_session.compaction.planning import DEFAULT_SETTINGS as DEFAULT_COMPACTION_SETTINGS
+    from jsonl_session.compaction.summarizers import SUMMARIZER_NAMES
+    from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
+    from jsonl_session.export import (
+        FORMATS as EXPORT_FORMATS,
+    )
+    from jsonl_session.export import (
+        ExportFormat,
+        ExportResult,
+        export_html,
+        export_json,
+        export_markdown,
+        export_session,
+        write_export,
+    )
+    from jsonl_session.format.entry import StoredEntry
+    from jsonl_session.format.jsonio import dumps as to_json
+    from jsonl_session.format.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
+    from jsonl_session.format.problems import Problem
+    from jsonl_session.messages import message_text
+    from jsonl_session.providers.anthropic import to_anthropic
+    from jsonl_session.providers.common import ProviderRequest, ToolSpec
+    from jsonl_session.providers.counting import count_tokens_anthropic, count_tokens_openai
+    from jsonl_session.providers.history import Repair
+    from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
+    from jsonl_session.session import Session
+    from jsonl_session.storage.cache import CacheOption
+    from jsonl_session.storage.loader import LoadedFile, load_entries
+    from jsonl_session.storage.paths import session_dir_for, session_root
+    from jsonl_session.tokens import Breakdown, estimate_context_tokens, estimate_tokens
+    from jsonl_session.tree import TreeIndex, TreeNode, iter_nodes
+    from jsonl_session.views.describe import entry_summary
+    from jsonl_session.views.redact import Redactor, redact_text
+    from jsonl_session.views.transcript import textconv
+
+# name -> (module, attribute there); loaded on first use by __getattr__ below
+_LAZY: dict[str, tuple[str, str]] = {
+    "CURRENT_VERSION": ("format.model", "CURRENT_VERSION"),
+    "LEAF_MARKER_TYPE": ("format.model", "LEAF_MARKER_TYPE"),
+    "PRUNE_MARKER_TYPE": ("format.model", "PRUNE_MARKER_TYPE"),
+    "Problem": ("format.problems", "Problem"),
+    "StoredEntry": ("format.entry", "StoredEntry"),
+    "to_json": ("format.jsonio", "dumps"),
+    "CacheOption": ("storage.cache", "CacheOption"),
+    "LoadedFile": ("storage.loader", "LoadedFile"),
+    "load_entries": ("storage.loader", "load_entries"),
+    "session_dir_for": ("storage.paths", "session_dir_for"),
+    "session_root": ("storage.paths", "session_root"),
+    "TreeIndex": ("tree", "TreeIndex"),
+    "TreeNode": ("tree", "TreeNode"),
+    "iter_nodes": ("tree", "iter_nodes"),
+    "EMPTY_LEAF": ("context", "EMPTY_LEAF"),
+    "SessionContext": ("context", "SessionContext"),
+    "build_context": ("context", "build_context"),
+    "Breakdown": ("tokens", "Breakdown"),
+    "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
+    "estimate_tokens": ("tokens", "estimate_tokens"),
+    "message_text": ("messages", "message_text"),
+    "Session": ("session", "Session"),
+    "Progress": ("catalog.listing", "Progress"),
+    "SessionInfo": ("catalog.listing", "SessionInfo"),
+    "latest_session": ("catalog.listing", "latest_session"),
+    "list_sessions": ("catalog.listing", "list_sessions"),
+    "session_files": ("catalog.listing", "session_files"),
+    "session_info": ("catalog.listing", "session_info"),
+    "SearchHit": ("catalog.search", "SearchHit"),
+    "search_sessions": ("catalog.search", "search_sessions"),
+    "entry_summary": ("views.describe", "entry_summary"),
+    "Redactor": ("views.redact", "Redactor"),
+    "redact_text": ("views.redact", "redact_text"),
+    "textconv": ("views.transcript", "textconv"),
+    "EXPORT_FORMATS": ("export", "FORMATS"),
+    "ExportFormat": ("export", "ExportFormat"),
+    "ExportResult": ("export", "ExportResult"),
+    "export_html": ("export", "export_html"),
+    "export_json": ("export", "export_json"),
+    "export_markdown": ("export", "export_markdown"),
+    "export_session": ("export", "export_session"),
+    "write_export": ("export", "write_export"),
+    "ProviderRequest": ("providers.common", "ProviderRequest"),
+    "ToolSpec": ("providers.common", "ToolSpec"),
+    "Repair": ("providers.history", "Repair"),
+    "to_anthropic": ("providers.anthropic", "to_anthropic"),
+    "to_openai_chat": ("providers.openai", "to_openai_chat"),
+    "to_openai_responses": ("providers.openai", "to_openai_responses"),
+    "count_tokens_anthropic": ("providers.counting", "count_tokens_anthropic"),
+    "count_tokens_openai": ("providers.counting", "count_tokens_openai"),
+    "AnthropicSummarizer": ("compaction", "AnthropicSummarizer"),
+    "BranchSummaryResult": ("compaction", "BranchSummaryResult"),
+    "CompactionPlan": ("compaction", "CompactionPlan"),
+    "CompactionResult": ("compaction", "CompactionResult"),
+    "CompactionSettings": ("compaction", "CompactionSettings"),
+    "DEFAULT_COMPACTION_SETTINGS": ("compaction.planning", "DEFAULT_SETTINGS"),
+    "ExtractiveSummarizer": ("compaction", "ExtractiveSummarizer"),
+    "OpenAISummarizer": ("compaction", "OpenAISummarizer"),
+    "PrunePlan": ("compaction", "PrunePlan"),
+    "PruneResult": ("compaction", "PruneResult"),
+    "PruneSettings": ("compaction", "PruneSettings"),
+    "SUMMARIZER_NAMES": ("compaction.summarizers", "SUMMARIZER_NAMES"),
+    "Summarizer": ("compaction", "Summarizer"),
+    "auto_compact": ("compaction", "auto_compact"),
+    "call_with_overflow_recovery": ("compaction", "call_with_overflow_recovery"),
+    "choose_summarizer": ("compaction", "choose_summarizer"),
+    "compact": ("compaction", "compact"),
+    "is_context_overflow": ("compaction", "is_context_overflow"),
+    "plan_for": ("compaction", "plan_for"),
+    "plan_prune": ("compaction", "plan_prune"),
+    "prune": ("compaction", "prune"),
+    "summarize_branch": ("compaction", "summarize_branch"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "branch_with_summary":
+        # Renamed: Session.branch_with_summary appends a summary already written.
+        warnings.warn(
+            "jsonl_session.branch_with_summary is now summarize_branch "
+            "(Session.branch_with_summary appends a summary you already have)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        name = "summarize_branch"
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "CURRENT_VERSION",
+    "DEFAULT_COMPACTION_SETTINGS",
     "EMPTY_LEAF",
+    "EXPORT_FORMATS",
     "LEAF_MARKER_TYPE",
     "PRUNE_MARKER_TYPE",
+    "SUMMARIZER_NAMES",
+    "AnthropicSummarizer",
+    "BranchSummaryResult",
+    "Breakdown",
+    "CacheOption",
     "CompactionError",
+    "CompactionPlan",
+    "CompactionResult",
     "CompactionSettings",
     "EntryValidationError",
+    "ExportFormat",
     "ExportResult",
     "ExtractiveSummarizer",
     "JsonlSessionError",
     "LoadedFile",
+    "OpenAISummarizer",
     "Problem",
+    "Progress",
+    "ProviderRequest",
+    "PrunePlan",
+    "PruneResult",
+    "PruneSettings",
+    "Redactor",
+    "Repair",
+    "SearchHit",
     "Session",
     "SessionContext",
     "SessionFormatError",
@@ -48,13 +228,45 @@ __all__ = [
     "SessionTreeError",
     "SessionWriteError",
     "StoredEntry",
+    "Summarizer",
+    "ToolSpec",
     "TreeIndex",
     "TreeNode",
-    "branch_with_summary",
+    "UnsyncedWrite",
+    "auto_compact",
     "build_context",
+    "call_with_overflow_recovery",
+    "choose_summarizer",
     "compact",
+    "count_tokens_anthropic",
+    "count_tokens_openai",
+    "entry_summary",
+    "estimate_context_tokens",
+    "estimate_tokens",
+    "export_html",
+    "export_json",
+    "export_markdown",
     "export_session",
+    "is_context_overflow",
+    "iter_nodes",
     "latest_session",
     "list_sessions",
     "load_entries",
+    "message_text",
+    "plan_for",
+    "plan_prune",
+    "prune",
+    "redact_text",
+    "search_sessions",
+    "session_dir_for",
+    "session_files",
+    "session_info",
+    "session_root",
+    "summarize_branch",
+    "textconv",
+    "to_anthropic",
+    "to_json",
+    "to_openai_chat",
+    "to_openai_responses",
+    "write_export",
 ]

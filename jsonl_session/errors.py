@@ -39,6 +39,19 @@ class SessionWriteError(JsonlSessionError):
     """Writing is refused or failed: newer format, existing target, bad entry data."""
 
 
+class UnsyncedWrite(SessionWriteError):
+    """The lines were written whole, but fsync failed: they are in the file, and a
+    crash before the OS writes them out could still lose them."""
+
+    def __init__(self, path: Path, offset: int, cause: OSError) -> None:
+        self.offset = offset
+        self.line = 0  # set by the writer, which knows the line numbers
+        super().__init__(
+            f"{path}: the entry was appended, but fsync failed ({cause.strerror}); "
+            "it may not survive a crash"
+        )
+
+
 class EntryValidationError(JsonlSessionError):
     """An entry or message handed to an append does not have the shape the format needs."""
 

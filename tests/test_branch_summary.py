@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_compaction import assistant, result, user
 
-from jsonl_session import CompactionError, Session, branch_with_summary
+from jsonl_session import CompactionError, Session, summarize_branch
 from jsonl_session.compaction import ExtractiveSummarizer
 
 OFFLINE = ExtractiveSummarizer()
@@ -41,7 +41,7 @@ class TestBranchWithSummary:
         self, explored: tuple[Session, dict[str, str]]
     ) -> None:
         session, ids = explored
-        done = branch_with_summary(session, ids["a1"], OFFLINE)
+        done = summarize_branch(session, ids["a1"], OFFLINE)
         assert done.common_ancestor_id == ids["a1"]
         assert done.summarized == [ids["u2"], ids["a2"], ids["r2"], ids["a3"], ids["r3"]]
         assert session.leaf_id == done.entry_id
@@ -57,7 +57,7 @@ class TestBranchWithSummary:
         self, explored: tuple[Session, dict[str, str]]
     ) -> None:
         session, ids = explored
-        branch_with_summary(session, ids["a1"], OFFLINE)
+        summarize_branch(session, ids["a1"], OFFLINE)
         messages = Session.open(session.path).build_context().messages
         assert [m["role"] for m in messages] == ["user", "assistant", "branchSummary"]
         assert messages[2]["fromId"] == ids["a1"]
@@ -69,7 +69,7 @@ class TestBranchWithSummary:
         session.branch(ids["a1"])
         other = session.append_message(user("Try batching instead."))
         session.branch(ids["r3"])
-        done = branch_with_summary(session, other, OFFLINE)
+        done = summarize_branch(session, other, OFFLINE)
         assert done.common_ancestor_id == ids["a1"]
         assert done.summarized[0] == ids["u2"]
         path = [e.id for e in session.branch_path()]
@@ -81,5 +81,5 @@ class TestBranchWithSummary:
         session, ids = explored
         before = session.path.read_bytes()
         with pytest.raises(CompactionError, match="nothing to summarize"):
-            branch_with_summary(session, ids["r3"], OFFLINE)
+            summarize_branch(session, ids["r3"], OFFLINE)
         assert session.path.read_bytes() == before

@@ -10,7 +10,8 @@ from helpers_write import assistant_message, user_message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jsonl_session.providers.history import NO_RESULT_TEXT, prepare_history, tool_calls
+from jsonl_session.messages import tool_calls
+from jsonl_session.providers.history import NO_RESULT_TEXT, prepare_history
 
 
 def call(call_id: str, name: str = "read") -> dict[str, Any]:

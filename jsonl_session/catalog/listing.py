@@ -28,10 +28,10 @@ from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.format.jsonio import NotJson
+from jsonl_session.messages import joined_text
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.storage.lines import after_line, first_line
 from jsonl_session.storage.paths import session_dir_for, session_root
-from jsonl_session.views.describe import text_parts
 
 Progress = Callable[[int, int], None]
 NO_MESSAGES = "(no messages)"
@@ -289,7 +289,7 @@ def _message_time(message_timestamp: Any, entry_timestamp: Any) -> float | None:
 
 def _text_of(message: Any) -> str:
     # Text blocks joined by spaces, as pi's listing joins them.
-    return " ".join(text_parts(message.get("content"))) if isinstance(message, dict) else ""
+    return joined_text(message.get("content"), " ") if isinstance(message, dict) else ""
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -19,9 +19,9 @@ import msgspec
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.jsonio import NotJson
+from jsonl_session.messages import text_parts
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.storage.lines import after_line, first_line, split_lines
-from jsonl_session.views.describe import text_parts
 
 SNIPPET_CHARS = 60
 

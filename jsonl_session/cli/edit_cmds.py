@@ -25,7 +25,7 @@ from jsonl_session.cli.options import (
     print_json,
     reports_errors,
 )
-from jsonl_session.compaction import branch_with_summary, choose_summarizer
+from jsonl_session.compaction import choose_summarizer, summarize_branch
 from jsonl_session.session.facade import Session
 
 FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
@@ -73,7 +73,7 @@ def branch(
     if summarize:
         chosen = choose_summarizer(summarizer, model)
         with working(chosen, "summarizing the branch"):
-            result = branch_with_summary(session, entry_id, chosen, instructions=instructions)
+            result = summarize_branch(session, entry_id, chosen, instructions=instructions)
         if as_json:
             print_json(result.to_dict())
         else:

@@ -23,12 +23,13 @@ from jsonl_session.cli.options import (
     styled,
 )
 from jsonl_session.context import EMPTY_LEAF, SessionContext
+from jsonl_session.messages import message_text
 from jsonl_session.providers.anthropic import to_anthropic
 from jsonl_session.providers.common import ProviderRequest
 from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 from jsonl_session.session.facade import Session
 from jsonl_session.tree import TreeNode, iter_nodes
-from jsonl_session.views.describe import entry_summary, message_text, one_line
+from jsonl_session.views.describe import entry_summary, one_line
 
 FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
 

@@ -6,7 +6,10 @@ Compaction never deletes history: it appends an entry that changes what later
 contexts contain.
 """
 
-from jsonl_session.compaction.branching import BranchSummaryResult, branch_with_summary
+import warnings
+from typing import Any
+
+from jsonl_session.compaction.branching import BranchSummaryResult, summarize_branch
 from jsonl_session.compaction.execute import (
     CompactionResult,
     compact,
@@ -57,7 +60,6 @@ __all__ = [
     "Summarizer",
     "SummaryTask",
     "auto_compact",
-    "branch_with_summary",
     "call_with_overflow_recovery",
     "choose_summarizer",
     "compact",
@@ -72,5 +74,20 @@ __all__ = [
     "prune",
     "render_transcript",
     "should_compact",
+    "summarize_branch",
     "write_summary",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The generating function was called branch_with_summary, like the Session method
+    # that appends a summary already written; the old name keeps working for a while.
+    if name == "branch_with_summary":
+        warnings.warn(
+            "jsonl_session.compaction.branch_with_summary is now summarize_branch "
+            "(Session.branch_with_summary appends a summary you already have)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return summarize_branch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,11 +1,12 @@
 """Branch summaries: leaving a branch without losing what was done on it.
 
-`branch_with_summary` takes the entries from the common ancestor of the current leaf
+`summarize_branch` takes the entries from the common ancestor of the current leaf
 and the target down to the current leaf (the branch being left), keeps the newest
 ones that fit the window, has a summarizer condense them, and appends a
 ``branch_summary`` at the target, which becomes the leaf. File lists are carried
 from branch summaries already on that branch and added from its tool calls, and
-are appended to the text and the entry's details as pi does.
+are appended to the text and the entry's details as pi does. Appending a summary
+already written is `Session.branch_with_summary` (pi's `branchWithSummary`).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def branch_left_behind(
     return ancestor, old_path[start:]
 
 
-def branch_with_summary(
+def summarize_branch(
     session: Session,
     target_id: str | None,
     summarizer: Summarizer | None = None,

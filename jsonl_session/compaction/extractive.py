@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonl_session.compaction.prompts import NO_EARLIER_HISTORY, SummaryTask, clip, describe_call
-from jsonl_session.providers.history import command_text
-from jsonl_session.views.describe import text_parts
+from jsonl_session.messages import command_text, content_blocks, joined_text
 
 ITEM_CHARS = 300
 CHARS_PER_TOKEN = 4  # the ratio the token estimate uses (tokens.py)
@@ -174,13 +173,13 @@ def _read(messages: Sequence[dict[str, Any]]) -> _Facts:
     for message in messages:
         role = message.get("role")
         if role == "user" or role == "custom":
-            text = _text(message.get("content")).strip()
+            text = joined_text(message.get("content")).strip()
             if text and role == "user":
                 facts.requests.append(text)
             facts.user_sentences.extend(_sentences(text))
         elif role == "assistant":
-            facts.assistant_sentences.extend(_sentences(_text(message.get("content"))))
-            for block in _blocks(message.get("content")):
+            facts.assistant_sentences.extend(_sentences(joined_text(message.get("content"))))
+            for block in content_blocks(message.get("content")):
                 if block.get("type") == "toolCall":
                     _take_call(block, facts, pending)
         elif role == "toolResult":
@@ -214,7 +213,7 @@ def _take_call(block: dict[str, Any], facts: _Facts, pending: dict[str, str]) ->
 
 
 def _take_result(message: dict[str, Any], facts: _Facts, pending: dict[str, str]) -> None:
-    output = _text(message.get("content"))
+    output = joined_text(message.get("content"))
     command = pending.pop(str(message.get("toolCallId")), None)
     exit_match = _EXIT.search(output[-400:])
     code = int(exit_match.group(1)) if exit_match else None
@@ -365,14 +364,6 @@ def _bullet(key: str, number: int) -> str:
     if key == "in_progress":
         return "- [ ] "
     return f"{number}. " if key == "next" else "- "
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _text(content: Any) -> str:
-    return "\n".join(text_parts(content))
 
 
 def _sentences(text: str) -> list[str]:

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from jsonl_session.format.jsonio import dumps
-from jsonl_session.providers.history import plain_message
-from jsonl_session.views.describe import text_parts
+from jsonl_session.messages import plain_message, text_parts
 
 TaskKind = Literal["history", "turn_prefix", "branch"]
 

@@ -5,8 +5,8 @@ Owns two things, both pure and deterministic:
 
 - **Plain roles.** The context holds pi's message shapes, some of which no API
   knows: `compactionSummary`, `branchSummary`, `custom` and `bashExecution`
-  become user text in our own wording (summaries wrapped in clear tags); a
-  `bashExecution` marked `excludeFromContext` is left out.
+  become user text (messages.py's `plain_message`, summaries wrapped in clear
+  tags); a `bashExecution` marked `excludeFromContext` is left out.
 - **Repair.** A tool call with no result gets a synthetic error result saying
   none was recorded; a result with no matching call is dropped (so is a second
   result for the same call); an assistant message with nothing to send (an
@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from jsonl_session.messages import has_substance, plain_message, tool_calls
 
 RepairKind = Literal[
     "excluded-command-dropped",
@@ -88,36 +90,6 @@ def prepare_history(messages: Sequence[dict[str, Any]]) -> History:
     return History(repaired, sorted([*repairs, *more], key=lambda r: r.index), sources)
 
 
-def plain_message(message: dict[str, Any]) -> dict[str, Any] | None:
-    """The message with a role every API knows, or None when it is left out."""
-    role = message.get("role")
-    timestamp = message.get("timestamp")
-    if role in ("user", "assistant", "toolResult"):
-        return message
-    if role == "compactionSummary":
-        text = (
-            "Earlier parts of this conversation were condensed into the summary below.\n"
-            f"<conversation-summary>\n{message.get('summary', '')}\n</conversation-summary>"
-        )
-        return _user_text(text, timestamp)
-    if role == "branchSummary":
-        text = (
-            "Before returning here, the conversation explored another branch, "
-            "summarized below.\n"
-            f"<branch-summary>\n{message.get('summary', '')}\n</branch-summary>"
-        )
-        return _user_text(text, timestamp)
-    if role == "custom":
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        return {"role": "user", "content": blocks or [], "timestamp": timestamp}
-    if role == "bashExecution":
-        if message.get("excludeFromContext"):
-            return None
-        return _user_text(command_text(message), timestamp)
-    return None
-
-
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -172,53 +144,6 @@ def _without_lone_surrogates(value: Any) -> Any:
         items = [_without_lone_surrogates(v) for v in value]
         return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     return value
-
-
-def command_text(message: dict[str, Any]) -> str:
-    """A shell command the user ran themselves, as the model is told about it."""
-    lines = [f"The user ran this shell command: `{message.get('command', '')}`"]
-    output = message.get("output") or ""
-    lines.append(f"Output:\n```\n{output}\n```" if output else "It printed nothing.")
-    if message.get("cancelled"):
-        lines.append("The command was cancelled before it finished.")
-    else:
-        code = message.get("exitCode")
-        if isinstance(code, int) and code != 0:
-            lines.append(f"It exited with status {code}.")
-    if message.get("truncated") and message.get("fullOutputPath"):
-        lines.append(f"The output above is cut short; all of it is in {message['fullOutputPath']}.")
-    return "\n".join(lines)
-
-
-def _user_text(text: str, timestamp: Any) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
-
-
-def has_substance(message: dict[str, Any]) -> bool:
-    """Whether a message carries anything an API would accept as content."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return bool(content.strip())
-    if not isinstance(content, list):
-        return False
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and str(block.get("text", "")).strip():
-            return True
-        if kind == "thinking" and (str(block.get("thinking", "")).strip() or block.get("redacted")):
-            return True
-        if kind in ("toolCall", "image"):
-            return True
-    return False
-
-
-def tool_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
 
 
 def _repair(

@@ -41,6 +41,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from jsonl_session.messages import content_blocks, image_blocks, nonblank_texts, tool_calls
 from jsonl_session.providers.common import (
     ContextLike,
     ProviderRequest,
@@ -48,7 +49,7 @@ from jsonl_session.providers.common import (
     history_of,
     tool_specs,
 )
-from jsonl_session.providers.history import Repair, tool_calls
+from jsonl_session.providers.history import Repair
 
 SystemRole = Literal["system", "developer"]
 Tools = Sequence[ToolSpec | dict[str, Any]] | None
@@ -83,7 +84,7 @@ def to_openai_chat(
         role = message.get("role")
         if role == "toolResult":
             out.append(_chat_tool_result(message))
-            if _images(message.get("content")):
+            if image_blocks(message.get("content")):
                 held.append(message)
             continue
         _flush_chat_images(out, held)
@@ -114,7 +115,7 @@ def _chat_user(message: dict[str, Any]) -> dict[str, Any]:
     if isinstance(content, str):
         return {"role": "user", "content": content}
     parts: list[dict[str, Any]] = []
-    for block in _blocks(content):
+    for block in content_blocks(content):
         if block.get("type") == "text" and block.get("text"):
             parts.append({"type": "text", "text": str(block["text"])})
         elif block.get("type") == "image":
@@ -123,7 +124,7 @@ def _chat_user(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _chat_assistant(message: dict[str, Any]) -> dict[str, Any]:
-    text = "\n\n".join(_texts(message.get("content")))
+    text = "\n\n".join(nonblank_texts(message.get("content")))
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
     calls = tool_calls(message)
     if calls:
@@ -159,7 +160,7 @@ def _flush_chat_images(out: list[dict[str, Any]], held: list[dict[str, Any]]) ->
     parts: list[dict[str, Any]] = []
     for message in held:
         parts.append({"type": "text", "text": _images_label(message)})
-        parts.extend(_chat_image(b) for b in _images(message.get("content")))
+        parts.extend(_chat_image(b) for b in image_blocks(message.get("content")))
     out.append({"role": "user", "content": parts})
     held.clear()
 
@@ -187,7 +188,7 @@ def to_openai_responses(
                     "output": result_text(message),
                 }
             )
-            if _images(message.get("content")):
+            if image_blocks(message.get("content")):
                 held.append(message)
             continue
         _flush_responses_images(items, held)
@@ -219,7 +220,7 @@ def _responses_user(message: dict[str, Any]) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     if isinstance(content, str):
         parts.append({"type": "input_text", "text": content})
-    for block in _blocks(content):
+    for block in content_blocks(content):
         if block.get("type") == "text" and block.get("text"):
             parts.append({"type": "input_text", "text": str(block["text"])})
         elif block.get("type") == "image":
@@ -231,7 +232,7 @@ def _responses_assistant(message: dict[str, Any]) -> list[dict[str, Any]]:
     """The text as one assistant message item, then one ``function_call`` item per
     call (the layout the API itself returns, and the one Chat Completions has)."""
     items: list[dict[str, Any]] = []
-    text = "\n\n".join(_texts(message.get("content")))
+    text = "\n\n".join(nonblank_texts(message.get("content")))
     if text:
         items.append(
             {
@@ -262,7 +263,7 @@ def _flush_responses_images(items: list[dict[str, Any]], held: list[dict[str, An
     parts: list[dict[str, Any]] = []
     for message in held:
         parts.append({"type": "input_text", "text": _images_label(message)})
-        parts.extend(_responses_image(b) for b in _images(message.get("content")))
+        parts.extend(_responses_image(b) for b in image_blocks(message.get("content")))
     items.append({"type": "message", "role": "user", "content": parts})
     held.clear()
 
@@ -280,11 +281,11 @@ def _prepared(context: ContextLike) -> tuple[list[dict[str, Any]], list[Repair]]
     for message, source in zip(history.messages, history.sources, strict=True):
         role = message.get("role")
         content = message.get("content")
-        if role == "assistant" and not (_texts(content) or tool_calls(message)):
+        if role == "assistant" and not (nonblank_texts(content) or tool_calls(message)):
             detail = "assistant message with only thinking, which OpenAI APIs do not take back"
             repairs.append(Repair("empty-assistant-dropped", source, detail))
             continue
-        if role == "user" and not (_texts(content) or _images(content)):
+        if role == "user" and not (nonblank_texts(content) or image_blocks(content)):
             detail = "user message with no text or image"
             repairs.append(Repair("empty-message-dropped", source, detail))
             continue
@@ -322,8 +323,8 @@ def data_url(block: dict[str, Any]) -> str:
 def result_text(message: dict[str, Any]) -> str:
     """A tool result's text, with a note when its images follow separately."""
     content = message.get("content")
-    text = "\n\n".join(_texts(content))
-    count = len(_images(content))
+    text = "\n\n".join(nonblank_texts(content))
+    count = len(image_blocks(content))
     if count:
         images = "1 image" if count == 1 else f"{count} images"
         note = f"[The result also held {images}, attached in the next user message.]"
@@ -335,24 +336,3 @@ def _images_label(message: dict[str, Any]) -> str:
     name = message.get("toolName") or "tool"
     call_id = api_call_id(message.get("toolCallId"))
     return f"Images from the result of tool call {call_id} ({name}):"
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict)]
-
-
-def _texts(content: Any) -> list[str]:
-    """The non-blank texts of a string or of a list of blocks."""
-    if isinstance(content, str):
-        return [content] if content.strip() else []
-    return [
-        str(b["text"])
-        for b in _blocks(content)
-        if b.get("type") == "text" and str(b.get("text", "")).strip()
-    ]
-
-
-def _images(content: Any) -> list[dict[str, Any]]:
-    return [b for b in _blocks(content) if b.get("type") == "image"]

@@ -16,7 +16,12 @@ import msgspec
 from msgspec import UNSET
 
 from jsonl_session.context import EMPTY_LEAF, SessionContext, context_from_path
-from jsonl_session.errors import EntryValidationError, SessionTreeError, SessionWriteError
+from jsonl_session.errors import (
+    EntryValidationError,
+    SessionTreeError,
+    SessionWriteError,
+    UnsyncedWrite,
+)
 from jsonl_session.format.building import Build, built, message_line, struct_line
 from jsonl_session.format.entry import StoredEntry, decode_envelope
 from jsonl_session.format.ids import file_timestamp, new_entry_id, new_session_id, now_timestamp
@@ -567,7 +572,7 @@ class Session:
             raw = built(build, entry_id, self._leaf)
             try:
                 line, offset = self._file.append(handle, raw)
-            except store.UnsyncedWrite as exc:
+            except UnsyncedWrite as exc:
                 self._add_line(raw, exc.offset, exc.line)  # it is in the file
                 raise
         self._add_line(raw, offset, line)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from jsonl_session.errors import SessionWriteError
+from jsonl_session.errors import SessionWriteError, UnsyncedWrite
 from jsonl_session.format.jsonio import NotJson, decode_any
 from jsonl_session.storage.paths import ensure_dir
 
@@ -174,19 +174,6 @@ def _link_backup(path: Path, kind: str) -> Path:
                 raise
             return create_sidecar(path, kind, path.read_bytes())
     raise AssertionError("unreachable")
-
-
-class UnsyncedWrite(SessionWriteError):
-    """The lines were written whole, but fsync failed: they are in the file, and a
-    crash before the OS writes them out could still lose them."""
-
-    def __init__(self, path: Path, offset: int, cause: OSError) -> None:
-        self.offset = offset
-        self.line = 0  # set by the writer, which knows the line numbers
-        super().__init__(
-            f"{path}: the entry was appended, but fsync failed ({cause.strerror}); "
-            "it may not survive a crash"
-        )
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jsonl_session.errors import SessionWriteError
+from jsonl_session.errors import SessionWriteError, UnsyncedWrite
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.model import CURRENT_VERSION
@@ -97,13 +97,13 @@ class SessionFile:
     def append(self, handle: store.LockedFile, raw: bytes) -> tuple[int, int]:
         """Append one entry line; return its line number and byte offset.
 
-        Raises store.UnsyncedWrite (after counting the line) when the line was
+        Raises UnsyncedWrite (after counting the line) when the line was
         written but fsync failed.
         """
-        unsynced: store.UnsyncedWrite | None = None
+        unsynced: UnsyncedWrite | None = None
         try:
             offset = handle.append(raw + b"\n")
-        except store.UnsyncedWrite as exc:
+        except UnsyncedWrite as exc:
             offset, unsynced = exc.offset, exc
         if offset > self._end_offset:
             # A writer without a lock (pi) appended between our read and our write:

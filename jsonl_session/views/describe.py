@@ -9,42 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonl_session.format.entry import StoredEntry
-
-
-def text_parts(content: Any) -> list[str]:
-    """The texts of a message's content: the string itself, or its text blocks."""
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    return [
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    ]
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """The text a message carries (text blocks joined by spaces; tool calls named)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif kind == "toolCall":
-            parts.append(f"[{block.get('name', '?')}]")
-        elif kind == "image":
-            parts.append("[image]")
-    return " ".join(parts)
+from jsonl_session.messages import message_text
 
 
 def one_line(text: str, width: int = 72) -> str:
