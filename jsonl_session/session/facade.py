@@ -409,10 +409,11 @@ class Session:
         *,
         path: str | Path | None = None,
         fsync: store.FsyncPolicy = "always",
+        cache: CacheOption = None,
     ) -> Session:
         """Copy a whole session (migrated first) into a new file for another cwd."""
         source_path = Path(source).absolute()
-        loaded = load_entries(source_path)
+        loaded = load_entries(source_path, cache=cache)
         header = _new_header(str(Path(target_cwd).absolute()), str(source_path))
         new_path = Path(path) if path is not None else _new_file_path(session_dir, header)
         write_copy(new_path, header, loaded, fsync)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.model import LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
+from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.tree import TreeNode
 from jsonl_session.views.describe import one_line
@@ -279,15 +280,16 @@ def iter_runs(runs: list[Run]) -> Iterator[Run]:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def textconv(path: Path | str) -> str:
+def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
     """A stable plain-text transcript of a session file for ``git diff``.
 
     One block per line of the file, in file order, so appending entries changes only
     the end. Damaged lines appear as such; a file that cannot be read as a session
-    still gives its lines. No current time, no path of the file itself.
+    still gives its lines. No current time, no path of the file itself. ``cache``: as
+    for `Session.open` (False: read the file in full, leave the cache alone).
     """
     try:
-        loaded = load_entries(path)
+        loaded = load_entries(path, cache=cache)
     except SessionFormatError as exc:
         return _unreadable(Path(path), exc)
     header = dict(loaded.header)
