@@ -10,11 +10,37 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from jsonl_session.errors import SessionTreeError
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.problems import Problem
-from jsonl_session.storage.table import EntryTable
+
+
+class EntryRun(Protocol):
+    """A run of entries in file order kept outside the index, answering by position
+    without building an object per entry (storage/table.py's EntryTable is one)."""
+
+    missing: frozenset[str]  # parent ids no entry of the run has
+
+    @property
+    def clean(self) -> bool:
+        """Each id once and each parent before its child (so no cycles)."""
+        ...
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, position: int) -> StoredEntry: ...
+
+    def materialise(self) -> list[StoredEntry]:
+        """Every entry, in order."""
+        ...
+
+    def position(self, entry_id: str) -> int | None: ...
+
+    def chain(self, position: int) -> list[int]:
+        """``position`` and its ancestors' positions, up to a root or a missing parent."""
+        ...
 
 
 @dataclass(slots=True)
@@ -29,14 +55,15 @@ class TreeIndex:
     """Index over entries in file order; later entries can be added with `extend`.
 
     The children lists are built on first use: opening a session needs ids and
-    parents, not the whole tree. Entries from an index-cache record (a table.EntryTable)
-    stay in the table while that answers: lookups by id, the last entry and paths go
-    through it, and only the entries a path holds are built. Anything that needs every
+    parents, not the whole tree. Entries from an index-cache record (an `EntryRun`,
+    storage/table.py's EntryTable) stay in the table while that answers: lookups by
+    id, the last entry and paths go through it, and only the entries a path holds are
+    built. Anything that needs every
     entry (`by_id`, `order`, children, roots, problems), or an added entry that reuses
     a table id or is a parent the table lacks, builds them all first.
     """
 
-    def __init__(self, entries: Iterable[StoredEntry] = (), *, table: EntryTable | None = None):
+    def __init__(self, entries: Iterable[StoredEntry] = (), *, table: EntryRun | None = None):
         self._by_id: dict[str, StoredEntry] = {}
         self._order: list[StoredEntry] = []
         self.duplicates: list[Problem] = []

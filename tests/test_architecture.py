@@ -1,0 +1,292 @@
+"""The house plan holds: layers import one way, nothing imports in a cycle, the CLI
+uses only the public API, and importing the library stays light.
+
+The layers, lowest first, are DESIGN §4's: data flows format -> storage -> the core
+modules (tree, context, tokens, messages) -> session -> the layers above it ->
+integrations -> the public API (jsonl_session/__init__.py) -> cli. A module may import
+its own layer and the ones below; the import graph is read from the source with `ast`
+(every import statement, inside functions and TYPE_CHECKING blocks too).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonl_session
+
+PACKAGE = Path(jsonl_session.__file__).resolve().parent
+NAME = "jsonl_session"
+
+# Layer of each top-level part of the package; equal numbers share a layer.
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "format": 1,
+    "storage": 2,
+    "tree": 3,
+    "context": 3,
+    "tokens": 3,
+    "messages": 3,
+    "session": 4,
+    "dialects": 5,
+    "catalog": 5,
+    "views": 5,
+    "export": 5,
+    "providers": 5,
+    "compaction": 5,
+    "integrations": 6,
+    "": 7,  # jsonl_session/__init__.py: the public API
+    "cli": 8,
+    "__main__": 8,
+}
+CLI_MAY_IMPORT = {NAME, f"{NAME}.errors"}
+NEVER_BELOW_CLI = ("typer", "rich")
+SDKS = ("anthropic", "openai")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def is_module(name: str, known: dict[str, Path]) -> bool:
+    return name in known
+
+
+def imports_of(path: Path, known: dict[str, Path]) -> Iterator[tuple[str, int, bool]]:
+    """(imported module, line, at module level) for every import in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    top_level = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno, id(node) in top_level
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                # `from pkg import submodule` depends on the submodule itself
+                candidate = f"{node.module}.{alias.name}"
+                target = candidate if is_module(candidate, known) else node.module
+                yield target, node.lineno, id(node) in top_level
+
+
+def layer_of(name: str) -> tuple[str, int]:
+    part = name.removeprefix(NAME).removeprefix(".").split(".")[0]
+    assert part in LAYERS, f"{name}: a part of the package no layer names; add it to LAYERS"
+    return part, LAYERS[part]
+
+
+def internal_graph() -> dict[str, set[str]]:
+    known = modules()
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        for target, _, _ in imports_of(path, known):
+            if target in known and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+class TestImportGraph:
+    def test_no_module_imports_a_layer_above_its_own(self) -> None:
+        known = modules()
+        upward = []
+        for name, path in known.items():
+            _, rank = layer_of(name)
+            for target, line, _ in imports_of(path, known):
+                if target.split(".")[0] != NAME:
+                    continue
+                _, target_rank = layer_of(target)
+                if target_rank > rank:
+                    upward.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+        assert upward == []
+
+    def test_modules_import_in_no_cycle(self) -> None:
+        assert cycles(internal_graph()) == []
+
+    def test_the_cycle_finder_finds_a_cycle(self) -> None:
+        graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+        assert cycles(graph) == [["a", "b", "c"]]
+
+    def test_layers_of_one_rank_do_not_import_each_other_both_ways(self) -> None:
+        parts: dict[str, set[str]] = {}
+        for name, targets in internal_graph().items():
+            source = layer_of(name)[0]
+            parts.setdefault(source, set()).update(
+                layer_of(t)[0] for t in targets if layer_of(t)[0] != source
+            )
+        both_ways = sorted(
+            f"{a} <-> {b}" for a, targets in parts.items() for b in targets if a in parts.get(b, ())
+        )
+        assert both_ways == []
+
+    def test_the_cli_imports_only_the_public_api(self) -> None:
+        known = modules()
+        reaching = []
+        for name, path in known.items():
+            if layer_of(name)[0] not in ("cli", "__main__"):
+                continue
+            for target, line, _ in imports_of(path, known):
+                inside = target == NAME or target.startswith(f"{NAME}.")
+                if inside and target not in CLI_MAY_IMPORT and not target.startswith(f"{NAME}.cli"):
+                    reaching.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+        assert reaching == []
+
+    def test_only_the_cli_imports_typer_or_rich(self) -> None:
+        known = modules()
+        found = [
+            f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}"
+            for name, path in known.items()
+            if layer_of(name)[0] not in ("cli", "__main__")
+            for target, line, _ in imports_of(path, known)
+            if target.split(".")[0] in NEVER_BELOW_CLI
+        ]
+        assert found == []
+
+    def test_the_sdks_are_imported_only_inside_the_functions_that_use_them(self) -> None:
+        known = modules()
+        found = [
+            f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}"
+            for path in known.values()
+            for target, line, top in imports_of(path, known)
+            if top and target.split(".")[0] in SDKS
+        ]
+        assert found == []
+
+
+class TestImportCost:
+    def test_importing_the_library_imports_no_sdk_typer_or_rich(self) -> None:
+        code = (
+            "import sys, jsonl_session\n"
+            "heavy = {'anthropic', 'openai', 'typer', 'rich'}\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == "[]"
+
+    def test_every_public_name_loads_without_an_sdk(self) -> None:
+        code = (
+            "import sys, jsonl_session\n"
+            "for name in jsonl_session.__all__: getattr(jsonl_session, name)\n"
+            "heavy = {'anthropic', 'openai', 'typer', 'rich'}\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == "[]"
+
+
+# The public names before the package was cut into layers (issue 11): all still work.
+NAMES_BEFORE_LAYERS = [
+    "CURRENT_VERSION",
+    "EMPTY_LEAF",
+    "LEAF_MARKER_TYPE",
+    "PRUNE_MARKER_TYPE",
+    "CompactionError",
+    "CompactionSettings",
+    "EntryValidationError",
+    "ExportResult",
+    "ExtractiveSummarizer",
+    "JsonlSessionError",
+    "LoadedFile",
+    "Problem",
+    "Session",
+    "SessionContext",
+    "SessionFormatError",
+    "SessionInfo",
+    "SessionTreeError",
+    "SessionWriteError",
+    "StoredEntry",
+    "TreeIndex",
+    "TreeNode",
+    "build_context",
+    "compact",
+    "export_session",
+    "latest_session",
+    "list_sessions",
+    "load_entries",
+]
+
+
+class TestPublicApi:
+    def test_every_name_of_the_old_public_api_still_imports(self) -> None:
+        namespace: dict[str, object] = {}
+        exec(f"from jsonl_session import {', '.join(NAMES_BEFORE_LAYERS)}", namespace)
+        assert all(namespace[name] is not None for name in NAMES_BEFORE_LAYERS)
+        assert set(NAMES_BEFORE_LAYERS) <= set(jsonl_session.__all__)
+
+    def test_the_old_branch_with_summary_is_summarize_branch_with_a_warning(self) -> None:
+        import pytest
+
+        with pytest.warns(DeprecationWarning, match="summarize_branch"):
+            from jsonl_session import branch_with_summary  # type: ignore[attr-defined]
+        assert branch_with_summary is jsonl_session.summarize_branch
+
+    def test_every_exported_name_exists_and_the_list_is_sorted(self) -> None:
+        for name in jsonl_session.__all__:
+            assert getattr(jsonl_session, name) is not None
+        assert len(set(jsonl_session.__all__)) == len(jsonl_session.__all__)
+
+    def test_an_unknown_name_is_an_attribute_error(self) -> None:
+        import pytest
+
+        with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+            jsonl_session.nothing_here  # type: ignore[attr-defined]  # noqa: B018
