@@ -9,7 +9,7 @@ the file (every branch), ``modified`` the latest user or assistant message time
 header's time, else the file's mtime. Unlike pi, a file that cannot be read as a
 session is listed with its problem instead of being dropped.
 
-Only each line's envelope is decoded (jsonl.py); a body is decoded for the first
+Only each line's envelope is decoded (format/entry.py); a body is decoded for the first
 user message and for ``session_info`` entries. Reading files is the only I/O here.
 """
 
@@ -207,7 +207,7 @@ def _facts(data: bytes, start: int = 0, stop: int | None = None) -> _Facts:
     """The listing facts of lines after the header. Each line is decoded on its own,
     as pi parses each (so two objects on one line, or one object over two lines, make
     bad lines, not entries), and only for the few fields the rules need. A line the
-    fast decoder refuses is read by jsonl.py's slower rules, which skip what pi skips.
+    fast decoder refuses is read by format/entry.py's slower rules, which skip what pi skips.
     Reads ``data[start:stop]`` where it lies, without copying it."""
     facts = _Facts()
     view = memoryview(data)

@@ -91,7 +91,7 @@ def load_entries(path: Path | str, *, cache: CacheOption = None) -> LoadedFile:
 
     A large version-3 file is read in chunks, and its entries keep only short lines in
     memory; the rest are read back by offset when a body is needed (see
-    jsonl.LineSource). What was found is kept in the index cache (see cache.py;
+    lines.LineSource). What was found is kept in the index cache (see cache.py;
     ``cache=False`` bypasses it), so the next read of the file decodes only what was
     appended since. Anything else is read whole.
     """

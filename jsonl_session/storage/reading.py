@@ -6,7 +6,7 @@ bulk scan that applies them to a whole file or an appended range without buildin
 object per line first. A region where every line is a plain entry is decoded in one
 call; any other region is read line by line by the same rules, so both give the same
 result. Entries of a file read from disk keep only short lines in memory; longer ones
-are read back through a jsonl.LineSource. The header and versions are loader.py's.
+are read back through a lines.LineSource. The header and versions are loader.py's.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ descriptor under an exclusive advisory lock; a torn last line is copied to a
 sidecar before it is cut off; new files and rewrites go through a temporary file
 in the same folder (fsync, then link or rename), a rewrite keeping the original as
 a backup; sidecars and backups are created exclusively and never follow links. It
-does not decide *what* to write (session.py) and never parses entries (loader.py).
+does not decide *what* to write (session/) and never parses entries (loader.py).
 
 Locking uses ``fcntl.flock`` (POSIX). After taking the lock the writer checks that
 the path still names the inode it locked, because a rewrite renames a new file

@@ -5,7 +5,7 @@ Owns the state that ties a session in memory to its file (how far it has read,
 which inode, which lines carry no entry, whether it exists yet) and the write
 protocol: take the lock; pick up what other writers appended; refuse a format newer
 than ours or a file that now holds another session; seal a torn tail; rewrite an
-old version (with a backup); append. What to write is session.py's business;
+old version (with a backup); append. What to write is session/'s business;
 the byte-level I/O is store.py's.
 """
 

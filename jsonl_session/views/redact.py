@@ -3,7 +3,7 @@
 Owns the patterns (provider API keys, bearer tokens, AWS keys, private key
 blocks, ``password=`` style pairs, passwords in URLs) and the counting: a
 `Redactor` replaces each secret with ``[REDACTED:<kind>]`` and remembers how many
-of each kind it replaced. It knows nothing of sessions or exports; export.py and
+of each kind it replaced. It knows nothing of sessions or exports; export/ and
 transcript.py decide which texts go through it.
 
 The patterns aim at secrets, not at everything that looks random: entry ids,

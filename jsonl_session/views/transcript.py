@@ -5,7 +5,7 @@ Owns what each entry *says* in a transcript (`view_entry`: a heading and a list 
 parts — text, thinking, tool calls, outputs, images, notes), the grouping of a
 tree into runs (chains of entries between branch points, numbered ``1``, ``1.2``,
 ...) that keeps every view's nesting as deep as the branching only, and
-`textconv`. The Markdown, HTML and JSON exports are export.py's; secrets are
+`textconv`. The Markdown, HTML and JSON exports are export/'s; secrets are
 redact.py's; reading files is loader.py's. Nothing here writes.
 """
 
