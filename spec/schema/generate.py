@@ -1,4 +1,4 @@
-"""Write spec/schema/session.schema.json from the typed model in jsonl_session.model.
+"""Write spec/schema/session.schema.json from the typed model in jsonl_session.format.model.
 
 The schema describes one line of a session file: the header, one of the nine entry
 types, or an entry of a type this version does not know (which readers keep). Agent
@@ -95,7 +95,7 @@ def build_schema() -> dict[str, Any]:
         "description": (
             "One line of a session file in format version 3 (pi coding agent 0.73.x): "
             "the header on line 1, an entry on every later line. Generated from "
-            f"jsonl_session.model by `{GENERATE_COMMAND}`; spec/SPEC.md is the "
+            f"jsonl_session.format.model by `{GENERATE_COMMAND}`; spec/SPEC.md is the "
             "normative text. Unknown keys are allowed everywhere and must be kept."
         ),
         "anyOf": [
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None, target: Path = TARGET) -> int:
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current != text:
             print(
-                f"{target} differs from what jsonl_session.model generates; "
+                f"{target} differs from what jsonl_session.format.model generates; "
                 f"run `{GENERATE_COMMAND}`",
                 file=sys.stderr,
             )
