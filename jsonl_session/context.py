@@ -3,8 +3,10 @@
 A pure function of (entries, leaf): walk leaf to root in O(path), take the model and
 thinking level from the path, let only the last compaction on the path count, and
 turn `message`, `custom_message` and non-empty `branch_summary` entries into
-messages in pi's shapes. Only entries on the path have their bodies decoded.
-Turning these messages into a provider's request is providers/' job.
+messages in pi's shapes. Only entries on the path have their bodies decoded. Tool
+outputs our prune entries name become a placeholder (``pruning=False`` shows them
+whole, as pi does); deciding what to prune is compaction/pruning.py's. Turning these
+messages into a provider's request is providers/' job.
 """
 
 from __future__ import annotations

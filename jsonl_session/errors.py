@@ -1,4 +1,5 @@
-"""The exception hierarchy: one base, a few specific subclasses.
+"""The exception hierarchy: one base, a few specific subclasses, all of them here
+(UnsyncedWrite too, which storage/store.py raises).
 
 Every error names what it can: the file, the line, the entry. The CLI turns these
 into one line on stderr; nothing else in the library raises bare exceptions on
@@ -36,7 +37,7 @@ class SessionTreeError(JsonlSessionError):
 
 
 class SessionWriteError(JsonlSessionError):
-    """Writing is refused or failed: newer format, existing target, bad entry data."""
+    """Writing is refused or failed: newer format, existing target, a changed file, the disk."""
 
 
 class UnsyncedWrite(SessionWriteError):

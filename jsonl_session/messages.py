@@ -3,9 +3,10 @@
 Owns reading pi's message content (a string, or a list of blocks) as text, blocks,
 images and tool calls, and `plain_message`: the one wording by which summaries,
 custom messages and shell commands become user text. Providers, compaction, views and
-the catalog all read content through here. Repairing a history for an API is
-providers/history.py's; what an entry looks like on one line is views/describe.py's.
-Pure: no I/O.
+the catalog take text from content through here; turning blocks into another shape (an
+API's blocks, a transcript's parts) stays with the module that does it. Applying plain
+roles and repairing a history for an API is providers/history.py's; what an entry looks
+like on one line is views/describe.py's. Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ result or custom message counts as 4,800 characters. pi does not count images in
 user messages; `estimate_tokens(..., count_user_images=True)` does, for accounting
 that hides nothing (the breakdown uses it). A context estimate takes the last
 usable assistant ``usage`` and estimates only the messages after it. Exact counts
-through a provider's counting endpoint live in providers/ (they need a client).
+through a provider's counting endpoint are providers/counting.py's (they need a client).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Owns the parent links and what can go wrong with them: duplicate ids, parents th
 do not exist, cycles. All of it is detected in linear time and reported as
 problems. A path ends at a parent that does not exist (as in pi); a path through a
 cycle raises SessionTreeError naming the entries. Nothing ever loops. Pure: no I/O.
+The leaf here is pi's (the last entry); looking through our leaf markers is
+session/state.py's. A run of cached entries (an `EntryRun`, such as storage/table.py's
+EntryTable) stands in for its entries until every one is needed.
 """
 
 from __future__ import annotations
@@ -58,9 +61,9 @@ class TreeIndex:
     parents, not the whole tree. Entries from an index-cache record (an `EntryRun`,
     storage/table.py's EntryTable) stay in the table while that answers: lookups by
     id, the last entry and paths go through it, and only the entries a path holds are
-    built. Anything that needs every
-    entry (`by_id`, `order`, children, roots, problems), or an added entry that reuses
-    a table id or is a parent the table lacks, builds them all first.
+    built. Anything that needs every entry (`by_id`, `order`, children, roots,
+    problems), or an added entry that reuses a table id or is a parent the table
+    lacks, builds them all first.
     """
 
     def __init__(self, entries: Iterable[StoredEntry] = (), *, table: EntryRun | None = None):

@@ -9,8 +9,10 @@ the file (every branch), ``modified`` the latest user or assistant message time
 header's time, else the file's mtime. Unlike pi, a file that cannot be read as a
 session is listed with its problem instead of being dropped.
 
-Only each line's envelope is decoded (format/entry.py); a body is decoded for the first
-user message and for ``session_info`` entries. Reading files is the only I/O here.
+Each line is decoded only for the few fields the rules need (a narrow decoder here;
+format/entry.py's envelope for a line it refuses); a body is decoded for the first user
+message. Reading files is the only I/O here; keeping the facts between runs is
+storage/cache.py's, and text from content is messages.py's.
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ class _ListingRecord(msgspec.Struct, array_like=True):
 def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     """Describe one session file; never raises for a damaged file (see ``problem``).
 
-    The listing facts of the file's whole lines are kept in the cache (see cache.py),
+    The listing facts of the file's whole lines are kept in the cache (storage/cache.py),
     so describing it again reads only the bytes appended since."""
     file_path = Path(path)
     root = cache_root(cache)

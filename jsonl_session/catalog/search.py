@@ -2,8 +2,10 @@
 
 Substring search, case-insensitive (str.lower on both sides). A line is decoded
 only when its bytes could hold the query (for an ASCII query, its lower-cased bytes
-must contain it), so a search costs little more than reading the files. Which files to search is
-listing.py's job; this module reads them and builds results with snippets.
+must contain it), so a search costs little more than reading the files. Which files
+to search is listing.py's job; this module reads them and builds results with
+snippets. Text from content is messages.py's; keeping texts between runs is
+storage/cache.py's.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class _SearchRecord(msgspec.Struct, array_like=True):
 def search_sessions(
     query: str, files: Iterable[Path], *, cache: CacheOption = None
 ) -> Iterator[SearchHit]:
-    """Hits for ``query`` in each file, in file order. With a cache (see cache.py), a
+    """Hits for ``query`` in each file, in file order. With a cache (storage/cache.py), a
     file's texts are kept there, so searching it again reads only what was appended."""
     if not query.strip():
         raise JsonlSessionError("the search query is empty")

@@ -5,7 +5,8 @@ A summarizer turns a `SummaryTask` into summary text. `AnthropicSummarizer` and
 adapters (providers/) with the real SDKs; `choose_summarizer` picks one by name or
 from the API keys in the environment, falling back to the offline
 `ExtractiveSummarizer` (extractive.py) when no key is set. What to summarize is
-planning's job; writing the result is execute.py's.
+planning.py's job; what the model is asked is prompts.py's; writing the result is
+execute.py's.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Exporting a session as Markdown, one self-contained HTML page, or JSON.
 
-plan.py decides what an export shows; markdown.py, html.py and json.py render it;
-render.py picks the format and writes the file.
+plan.py decides what a readable export shows; markdown.py and html.py render that
+plan; json.py builds the JSON document from the session itself; render.py picks the
+format and writes the file. Entry views, runs and redaction are views/'s.
 """
 
 from jsonl_session.export.json import export_json

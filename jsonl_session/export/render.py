@@ -1,9 +1,8 @@
 """Exporting a session: choosing the format's renderer, and writing an export to a
 file safely (never over the session, over another file only when asked).
 
-What each format shows is plan.py's; the renderers are markdown.py, html.py, json.py.
-The HTML page needs no network and no JavaScript: inline CSS, ``<details>`` for tool
-calls and outputs, images as ``data:`` URLs, every session text escaped.
+What the readable formats show is plan.py's; the renderers are markdown.py and
+html.py (the self-contained page); the JSON document is json.py's `export_json`.
 """
 
 from __future__ import annotations

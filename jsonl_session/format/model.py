@@ -3,8 +3,8 @@
 These msgspec Structs mirror pi's session format version 3. Field order is the key
 order pi writes, keys are camelCase on disk, and optional fields default to UNSET so
 they are absent when not given. The typed view is for reading and for building new
-entries; the bytes of a loaded line are kept separately (see format/entry.py's StoredEntry), so
-fields this model does not know are never lost.
+entries (building.py); the bytes of a loaded line are kept separately (entry.py's
+StoredEntry), so fields this model does not know are never lost.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """What the adapters share: the request type they return, the neutral tool shape
-they accept, and reading a context's messages. No API-specific rules here.
+they accept, and `history_of`, a context's messages through history.py's
+`prepare_history`. No API-specific rules here.
 """
 
 from __future__ import annotations

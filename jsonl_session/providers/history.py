@@ -1,18 +1,22 @@
 """From a built context to a history every provider API accepts: the shared step
 before each adapter.
 
-Owns two things, both pure and deterministic:
+Owns three steps, all pure and deterministic:
 
 - **Plain roles.** The context holds pi's message shapes, some of which no API
-  knows: `compactionSummary`, `branchSummary`, `custom` and `bashExecution`
-  become user text (messages.py's `plain_message`, summaries wrapped in clear
-  tags); a `bashExecution` marked `excludeFromContext` is left out.
+  knows: each message goes through messages.py's `plain_message`, which owns the
+  wording (`compactionSummary`, `branchSummary`, `custom` and `bashExecution` become
+  user text, summaries wrapped in clear tags). A message it leaves out (a
+  `bashExecution` marked `excludeFromContext`, an unknown role) is reported here.
+- **Normalizing.** Lone surrogates become U+FFFD; tool-call arguments that are not
+  an object are parsed from JSON text or become ``{}``; a tool-call id used before
+  is renamed, and its results with it.
 - **Repair.** A tool call with no result gets a synthetic error result saying
   none was recorded; a result with no matching call is dropped (so is a second
   result for the same call); an assistant message with nothing to send (an
-  aborted or failed turn, or an empty one) is dropped. Every change is reported
-  as a `Repair`, never made silently, and repairing a repaired history changes
-  nothing.
+  aborted or failed turn, or an empty one) is dropped, and so is any other
+  message with no content. Every change is reported as a `Repair`, never made
+  silently, and repairing a repaired history changes nothing.
 
 The input is never changed; new dicts are built where something differs. Merging
 consecutive messages of one role is API-specific and left to the adapters.

@@ -3,9 +3,9 @@ Completions API (``client.chat.completions.create``) and the Responses API
 (``client.responses.create``). Pure functions, no network; the caller adds the
 model and its own limits.
 
-Both start from `history_of` (plain roles and repair, see providers/history.py)
-and return every repair it made in ``ProviderRequest.repairs``. What this module
-decides on top of that, the same way for both APIs:
+Both start from common.py's `history_of` (plain roles, normalizing and repair, see
+history.py) and return every repair it made in ``ProviderRequest.repairs``. What
+this module decides on top of that, the same way for both APIs:
 
 - **Thinking is left out.** Neither API takes back thinking recorded by another
   provider, and OpenAI's own reasoning items cannot be replayed from what a

@@ -3,7 +3,9 @@
 Owns what each entry type takes as arguments and which entries it must refer to
 (a compaction's first kept entry, a label's target); building the line is
 format/building.py's, and writing it (the leaf it attaches to, the checks made under
-the lock) is appender.py's. `Session` (facade.py) has these methods.
+the lock) is appender.py's. `Session` (facade.py) inherits these methods. Generating a
+branch summary with a model is compaction/branching.py's `summarize_branch`;
+`branch_with_summary` here appends one already written.
 """
 
 from __future__ import annotations

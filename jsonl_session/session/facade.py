@@ -2,10 +2,11 @@
 
 Owns the public methods and what each one writes. The pieces behind it: storage's
 loader reads, state.py folds the entries (tree index, labels, name, leaf),
-appender.py runs appends (where an entry attaches, deferred persistence, the checks
-made under the lock), context.py builds contexts, storage's fork writes forks.
-Nothing here writes on a read. Compaction and provider calls live elsewhere and use
-this class through its public methods.
+appends.py has the typed append_* methods `Session` inherits, appender.py runs
+appends (where an entry attaches, deferred persistence, the checks made under the
+lock), context.py builds contexts, storage's fork writes forks. Nothing here writes
+on a read. Compaction (compaction/) and provider calls (providers/) live elsewhere
+and use this class through its public methods.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class Session(EntryAppends):
         cache: CacheOption = None,
     ) -> Session:
         """Read a session file. Migrates in memory; never writes to it. ``cache``: where
-        to keep the index of a large file (see cache.py; False: no cache)."""
+        to keep the index of a large file (see storage/cache.py; False: no cache)."""
         file_path = Path(path).absolute()
         return cls(file_path, load_entries(file_path, cache=cache), persisted=True, fsync=fsync)
 

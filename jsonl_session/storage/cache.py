@@ -12,7 +12,7 @@ and mtime last read sit beside a record left as it was: ``<record>.seen``). File
 append-only, so such a record plus the bytes after it is the whole file. A record
 that fails a check, cannot be decoded or belongs to another file is not used and is
 written again. What a record holds is the caller's business (loader.py and table.py:
-entries; listing.py: listing facts; search.py: texts).
+entries; catalog/listing.py: listing facts; catalog/search.py: texts).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Durable writes: locked appends, torn-tail sealing, atomic rewrites, paths.
+"""Durable writes: locked appends, torn-tail sealing, atomic rewrites, sidecars.
 
 Owns every byte the library writes to a session file and the rules that keep a
 user's data safe: an append is one ``write()`` of whole lines on an ``O_APPEND``
@@ -6,7 +6,8 @@ descriptor under an exclusive advisory lock; a torn last line is copied to a
 sidecar before it is cut off; new files and rewrites go through a temporary file
 in the same folder (fsync, then link or rename), a rewrite keeping the original as
 a backup; sidecars and backups are created exclusively and never follow links. It
-does not decide *what* to write (session/) and never parses entries (loader.py).
+does not decide *what* to write (session/) or when to seal and rewrite (writer.py),
+and never parses entries (loader.py); where session files live is paths.py's.
 
 Locking uses ``fcntl.flock`` (POSIX). After taking the lock the writer checks that
 the path still names the inode it locked, because a rewrite renames a new file

@@ -1,7 +1,9 @@
 """One-line, human-readable descriptions of entries and messages.
 
-Used by tree views and listings (CLI, exports). Owns only wording and trimming;
-it reads entry bodies through StoredEntry.data() and never changes anything.
+Used by the CLI's tree and entry lists; `one_line` also by transcript.py and
+export/plan.py. Owns only wording and trimming: a message's text is messages.py's
+`message_text`, and the full view of an entry is transcript.py's `view_entry`. It
+reads entry bodies through StoredEntry.data() and never changes anything.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ def one_line(text: str, width: int = 72) -> str:
 
 
 def entry_summary(entry: StoredEntry, width: int = 72) -> str:
-    """E.g. ``user: fix the failing test`` or ``model_change: anthropic/claude-x``."""
+    """E.g. ``user: fix the failing test`` or ``model: anthropic/claude-x``."""
     data = entry.data()
     kind = entry.type
     if kind == "message":

@@ -6,7 +6,8 @@ parts — text, thinking, tool calls, outputs, images, notes), the grouping of a
 tree into runs (chains of entries between branch points, numbered ``1``, ``1.2``,
 ...) that keeps every view's nesting as deep as the branching only, and
 `textconv`. The Markdown, HTML and JSON exports are export/'s; secrets are
-redact.py's; reading files is loader.py's. Nothing here writes.
+redact.py's; one-line summaries are describe.py's; reading files is storage/loader.py's.
+Nothing here writes.
 """
 
 from __future__ import annotations
