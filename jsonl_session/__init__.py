@@ -87,7 +87,7 @@ if TYPE_CHECKING:
     from jsonl_session.tree import TreeIndex, TreeNode, iter_nodes
     from jsonl_session.views.describe import entry_summary
     from jsonl_session.views.redact import Redactor, redact_text
-    from jsonl_session.views.transcript import textconv
+    from jsonl_session.views.textconv import textconv
 
 # name -> (module, attribute there); loaded on first use by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {
@@ -124,7 +124,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "entry_summary": ("views.describe", "entry_summary"),
     "Redactor": ("views.redact", "Redactor"),
     "redact_text": ("views.redact", "redact_text"),
-    "textconv": ("views.transcript", "textconv"),
+    "textconv": ("views.textconv", "textconv"),
     "EXPORT_FORMATS": ("export", "FORMATS"),
     "ExportFormat": ("export", "ExportFormat"),
     "ExportResult": ("export", "ExportResult"),

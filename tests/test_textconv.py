@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from jsonl_session import Session
 from jsonl_session.cli import app
-from jsonl_session.views.transcript import textconv
+from jsonl_session.views.textconv import textconv
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -12,7 +12,8 @@ import re
 
 from jsonl_session.export.plan import ExportPlan
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.views.transcript import EntryView, Part, Run
+from jsonl_session.views.runs import Run
+from jsonl_session.views.transcript import EntryView, Part
 
 _CSS = (
     "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"

@@ -15,7 +15,7 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.session import Session
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.transcript import Run, iter_runs, runs_of
+from jsonl_session.views.runs import Run, iter_runs, runs_of
 
 
 def export_json(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from jsonl_session.export.plan import ExportPlan
-from jsonl_session.views.transcript import EntryView, Part, iter_runs
+from jsonl_session.views.runs import iter_runs
+from jsonl_session.views.transcript import EntryView, Part
 
 
 def render_markdown(plan: ExportPlan) -> str:

@@ -21,7 +21,8 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.session.facade import Session
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.transcript import EntryView, Run, iter_runs, runs_of, view_entry
+from jsonl_session.views.runs import Run, iter_runs, runs_of
+from jsonl_session.views.transcript import EntryView, view_entry
 
 ExportFormat = Literal["markdown", "html", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("markdown", "html", "json")

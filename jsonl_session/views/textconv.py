@@ -1,0 +1,135 @@
+"""The plain-text transcript that ``git diff`` shows through ``textconv``.
+
+Owns the stable text of a whole session file: one block per line in file order (so
+appending entries changes only the end), damaged lines marked, no current time and no
+path of the file itself. What each entry says is transcript.py's; reading the file is
+storage/loader.py's. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from jsonl_session.errors import SessionFormatError
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.storage.cache import CacheOption
+from jsonl_session.storage.loader import load_entries
+from jsonl_session.views.transcript import Part, dump_json, view_entry
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
+    """A stable plain-text transcript of a session file for ``git diff``.
+
+    One block per line of the file, in file order, so appending entries changes only
+    the end. Damaged lines appear as such; a file that cannot be read as a session
+    still gives its lines. No current time, no path of the file itself. ``cache``: as
+    for `Session.open` (False: read the file in full, leave the cache alone).
+    """
+    try:
+        loaded = load_entries(path, cache=cache)
+    except SessionFormatError as exc:
+        return _unreadable(Path(path), exc)
+    header = dict(loaded.header)
+    head = [f"session {header.pop('id', '?')} (format version {loaded.version_read})"]
+    for key, label in (("timestamp", "created"), ("cwd", "cwd"), ("parentSession", "forked from")):
+        if key in header:
+            head.append(f"{label} {header.pop(key)}")
+    header.pop("type", None)
+    header.pop("version", None)
+    if header:
+        head.append(f"header {dump_json(header, indent=False)}")
+    blocks = ["\n".join(head)]
+    problems = {p.line: p for p in loaded.problems if p.line is not None}
+    damaged = [(b.line, b.raw) for b in loaded.bad_lines]
+    if loaded.torn_tail is not None:
+        damaged.append((loaded.torn_tail.number, loaded.torn_tail.raw))
+    items: list[tuple[int, StoredEntry | bytes]] = [(e.line, e) for e in loaded.entries]
+    items.extend(damaged)
+    previous: str | None = None
+    seen: set[str] = set()
+    for line, item in sorted(items, key=lambda pair: pair[0]):
+        if isinstance(item, bytes):
+            problem = problems.get(line)
+            why = problem.kind if problem is not None else "damaged"
+            blocks.append(f"!! line {line}: damaged ({why})\n{_indent(_decode(item))}")
+            continue
+        blocks.append(_entry_block(item, previous, item.id in seen))
+        seen.add(item.id)
+        previous = item.id
+    return "\n\n".join(blocks) + "\n"
+
+
+def _entry_block(entry: StoredEntry, previous: str | None, repeated: bool) -> str:
+    lines = []
+    parent = entry.parent_id
+    if parent != previous and (parent is not None or previous is not None):
+        lines.append(f">> branch from {parent}" if parent is not None else ">> new root")
+    view = view_entry(entry)
+    what = (entry.role or "message") if entry.type == "message" else entry.type
+    if entry.type == "custom" and entry.custom_type:
+        what = f"custom {entry.custom_type}"
+    title = f"[{entry.id}] {what}"
+    if view.detail and not view.is_note:
+        title += f" · {view.detail}"
+    title += f" · {entry.timestamp} · parent {parent or 'none'}"
+    if repeated:
+        title += " · id used again (the later entry counts)"
+    lines.append(title)
+    for part in view.parts:
+        lines.append(_indent(_plain_part(part)))
+    return "\n".join(lines)
+
+
+def _plain_part(part: Part) -> str:
+    if part.kind == "thinking":
+        return f"(thinking) {part.text}"
+    if part.kind == "tool-call":
+        return f"-> {part.title} {_compact(part.text)}" + (f" ({part.ref})" if part.ref else "")
+    if part.kind == "command":
+        return f"$ {part.text}"
+    if part.kind == "image":
+        digest = hashlib.sha256(part.text.encode()).hexdigest()[:12]
+        return f"[image {part.mime}, {len(part.text)} base64 chars, sha256 {digest}]"
+    if part.kind == "error":
+        return f"error: {part.text}"
+    if part.kind == "json":
+        return f"{part.title or 'data'}: {_compact(part.text)}" if part.text else ""
+    if part.kind == "output" and part.title:
+        return f"({part.title}) {part.text}"
+    return part.text
+
+
+def _compact(text: str) -> str:
+    try:
+        return dump_json(json.loads(text), indent=False)
+    except ValueError:
+        return text
+
+
+def _indent(text: str) -> str:
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return "\n".join("  " + line if line else "" for line in text.split("\n")) or ""
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def _unreadable(path: Path, exc: SessionFormatError) -> str:
+    where = f" (line {exc.line})" if exc.line is not None else ""
+    lines = [f"not readable as a session{where}: {exc.problem}"]
+    try:
+        # only a regular file: reading a FIFO would wait for a writer
+        data = path.read_bytes() if path.is_file() else b""
+    except OSError:
+        data = b""
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if raw.strip():
+            text = _decode(raw.removesuffix(b"\r"))
+            lines.append(f"line {number}:\n{_indent(text)}")
+    return "\n\n".join(lines) + "\n"
