@@ -9,7 +9,6 @@ rich are never imported by importing this package.
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import TYPE_CHECKING, Any
 
 from jsonl_session.errors import (
@@ -168,14 +167,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 def __getattr__(name: str) -> Any:
     if name == "branch_with_summary":
-        # Renamed: Session.branch_with_summary appends a summary already written.
-        warnings.warn(
-            "jsonl_session.branch_with_summary is now summarize_branch "
-            "(Session.branch_with_summary appends a summary you already have)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        name = "summarize_branch"
+        # Renamed summarize_branch; compaction's module warns on each use, so not kept.
+        return getattr(importlib.import_module(f"{__name__}.compaction"), name)
     try:
         module, attribute = _LAZY[name]
     except KeyError:

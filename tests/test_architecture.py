@@ -209,29 +209,30 @@ class TestImportGraph:
         assert found == []
 
 
+HEAVY = "{'anthropic', 'openai', 'typer', 'rich'}"
+
+
+def heavy_modules_after(code: str) -> str:
+    """The SDK, typer and rich modules a fresh interpreter holds after ``code``."""
+    report = f"import sys\nprint(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY}))"
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{report}"], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
 class TestImportCost:
     def test_importing_the_library_imports_no_sdk_typer_or_rich(self) -> None:
-        code = (
-            "import sys, jsonl_session\n"
-            "heavy = {'anthropic', 'openai', 'typer', 'rich'}\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        assert done.stdout.strip() == "[]"
+        assert heavy_modules_after("import jsonl_session") == "[]"
 
     def test_every_public_name_loads_without_an_sdk(self) -> None:
         code = (
-            "import sys, jsonl_session\n"
-            "for name in jsonl_session.__all__: getattr(jsonl_session, name)\n"
-            "heavy = {'anthropic', 'openai', 'typer', 'rich'}\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+            "import jsonl_session\nfor name in jsonl_session.__all__: getattr(jsonl_session, name)"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        assert done.stdout.strip() == "[]"
+        assert heavy_modules_after(code) == "[]"
+
+    def test_the_check_sees_an_sdk_when_one_is_imported(self) -> None:
+        assert "anthropic" in heavy_modules_after("import anthropic")
 
 
 # The public names before the package was cut into layers (issue 11): all still work.
