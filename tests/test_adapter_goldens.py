@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from locations import GOLDEN_DIR
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "golden"))
+sys.path.insert(0, str(GOLDEN_DIR))
 from regenerate_adapters import OUT, fixtures, golden_lines
 
 

@@ -6,7 +6,7 @@ window fills up. Sessions are real files in tmp_path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,18 +179,6 @@ RESPONSES = Api(
     lambda body: body.get("instructions") == SYSTEM_PROMPT,
 )
 APIS = [ANTHROPIC, CHAT, RESPONSES]
-
-
-@pytest.fixture
-def claude(stub_api: StubApi) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(api_key="test", base_url=stub_api.url, max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def gpt(stub_api: StubApi) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(api_key="test", base_url=stub_api.url + "/v1", max_retries=0) as client:
-        yield client
 
 
 @pytest.fixture(params=APIS, ids=[api.name for api in APIS])

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 from helpers_write import assistant_message, user_message
+from locations import FIXTURES
 
 from jsonl_session import Session
 from jsonl_session.providers.anthropic import CONTINUATION_TEXT, to_anthropic
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def assistant_with(*blocks: dict[str, Any], api: str = "anthropic-messages") -> dict[str, Any]:

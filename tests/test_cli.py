@@ -10,14 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers_cli import invoke
 from helpers_write import assistant_message as assistant
 from helpers_write import user_message as user
-from typer.testing import CliRunner
+from locations import FIXTURES
 
 from jsonl_session import Session
 from jsonl_session.cli import app
-
-runner = CliRunner()
 
 
 @pytest.fixture
@@ -33,11 +32,6 @@ def branched(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     ids["label"] = s.append_label(ids["u1"], "start here")
     s.append_session_info("demo session")
     return s.path, ids
-
-
-def invoke(*args: str | Path) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    return result.exit_code, result.stdout, result.stderr
 
 
 class TestHelp:
@@ -374,7 +368,7 @@ class TestContextFormats:
         from jsonl_session.providers.anthropic import to_anthropic
         from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 
-        fixture = Path(__file__).resolve().parent.parent / "fixtures" / "bash-execution.jsonl"
+        fixture = FIXTURES / "bash-execution.jsonl"
         code, out, _ = invoke(
             "context", fixture, "--format", output_format, "--system", "S", "--json"
         )
@@ -393,7 +387,7 @@ class TestContextFormats:
         assert json.loads(out)["repairs"][0]["kind"] == "excluded-command-dropped"
 
     def test_people_see_the_request_and_repairs_on_stderr(self) -> None:
-        fixture = Path(__file__).resolve().parent.parent / "fixtures" / "bash-execution.jsonl"
+        fixture = FIXTURES / "bash-execution.jsonl"
         code, out, err = invoke("context", fixture, "--format", "anthropic")
         assert code == 0
         assert json.loads(out)["messages"][0]["role"] == "user"

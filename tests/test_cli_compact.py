@@ -9,14 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers_cli import invoke
 from test_compaction import work_session
 from test_pruning import noisy_session
-from typer.testing import CliRunner
 
 from jsonl_session import Session
-from jsonl_session.cli import app
 
-runner = CliRunner()
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
@@ -24,11 +22,6 @@ KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 def no_api_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in KEY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-
-
-def invoke(*args: str | Path) -> tuple[int, str, str]:
-    done = runner.invoke(app, [str(a) for a in args])
-    return done.exit_code, done.stdout, done.stderr
 
 
 class TestCompactDryRun:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from locations import FIXTURES
 
 from jsonl_session import CompactionError, Session, SessionWriteError
 from jsonl_session.compaction import (
@@ -22,8 +23,6 @@ from jsonl_session.compaction import (
 )
 from jsonl_session.compaction.extractive import ITEM_CHARS
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
 OFFLINE = ExtractiveSummarizer()
 
 

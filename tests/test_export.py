@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -14,11 +13,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from helpers_cli import invoke
 from helpers_write import assistant_message, user_message
-from typer.testing import CliRunner
+from locations import copy_fixture
 
 from jsonl_session import Session, SessionTreeError, SessionWriteError
-from jsonl_session.cli import app
 from jsonl_session.export import (
     export_html,
     export_json,
@@ -28,7 +27,6 @@ from jsonl_session.export import (
 )
 from jsonl_session.views.redact import Redactor, redact_text
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WELL_FORMED = [
     "linear", "tool-calls", "images", "branching", "branch-summary", "compaction-one",
     "compaction-two", "labels", "named", "custom-entries", "bash-execution",
@@ -39,22 +37,10 @@ READABLE_DAMAGED = [
     "damaged-header-no-version", "damaged-newer-version", "damaged-null-line",
     "damaged-torn-tail",
 ]  # fmt: skip
-runner = CliRunner()
-
-
-def copy_fixture(tmp_path: Path, name: str) -> Path:
-    target = tmp_path / f"{name}.jsonl"
-    shutil.copyfile(FIXTURES / f"{name}.jsonl", target)
-    return target
 
 
 def open_fixture(tmp_path: Path, name: str) -> Session:
     return Session.open(copy_fixture(tmp_path, name))
-
-
-def invoke(*args: str | Path) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    return result.exit_code, result.stdout, result.stderr
 
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:

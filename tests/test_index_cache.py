@@ -16,8 +16,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from helpers_large import ROOT, entry_key, generate, loaded_key
+from helpers_large import entry_key, generate, loaded_key
 from helpers_write import finish, raw_entry, spawn_python, user_message
+from locations import FIXTURES
 
 from jsonl_session import Session, load_entries
 from jsonl_session.storage import loader, reading
@@ -193,7 +194,7 @@ class TestWhereRecordsGo:
         self, big: Path, tmp_path: Path, own_cache_folder: Path
     ) -> None:
         small = tmp_path / "linear.jsonl"
-        shutil.copyfile(ROOT / "fixtures" / "linear.jsonl", small)
+        shutil.copyfile(FIXTURES / "linear.jsonl", small)
         old = tmp_path / "old.jsonl"
         old.write_bytes(big.read_bytes().replace(b'"version":3', b'"version":2', 1))
         for path in (small, old):

@@ -12,16 +12,16 @@ from typing import Any
 
 import orjson
 import pytest
-from helpers_large import ROOT, generate
+from helpers_large import generate
 from helpers_large import loaded_key as key
 from helpers_write import finish, raw_entry, spawn_python, user_message
+from locations import FIXTURES
 
 from jsonl_session import Session, SessionFormatError, build_context, load_entries
 from jsonl_session.format.entry import raw_lines
 from jsonl_session.storage import loader, reading
 from jsonl_session.storage.loader import LoadedFile, parse_session_bytes
 
-FIXTURES = ROOT / "fixtures"
 REWRITTEN = "open it again"
 
 

@@ -10,16 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_cli import runner
 from helpers_read import BASE_MS, assistant, entry, header, iso, user
-from typer.testing import CliRunner
+from locations import FIXTURES, ROOT
 
 from jsonl_session.catalog.listing import NO_MESSAGES, latest_session, list_sessions, session_info
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.cli import app
 from jsonl_session.storage.paths import session_dir_for
-
-ROOT = Path(__file__).resolve().parent.parent
-runner = CliRunner()
 
 
 def write(path: Path, *lines: dict[str, Any] | str) -> Path:
@@ -97,7 +95,7 @@ class TestSessionInfo:
             handle.write('{"type":"message","id":"torn')
         assert session_info(path).message_count == 4
         for name in ("damaged-empty", "damaged-no-header", "damaged-header-not-first"):
-            info = session_info(ROOT / "fixtures" / f"{name}.jsonl")
+            info = session_info(FIXTURES / f"{name}.jsonl")
             assert info.problem is not None and info.id is None
 
 
@@ -105,9 +103,7 @@ class TestListSessions:
     def test_lists_newest_first_and_keeps_damaged_files(self, tmp_path: Path) -> None:
         folder = tmp_path / "proj"
         for fixture in ("linear", "branching", "damaged-empty", "v1"):
-            shutil.copy(
-                ROOT / "fixtures" / f"{fixture}.jsonl", folder.mkdir(exist_ok=True) or folder
-            )
+            shutil.copy(FIXTURES / f"{fixture}.jsonl", folder.mkdir(exist_ok=True) or folder)
         infos = list_sessions(folder)
         assert len(infos) == 4
         readable = [i for i in infos if i.problem is None]

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_large import ROOT, generate
+from helpers_large import generate
 from helpers_read import BASE_MS, assistant, dumps, entry, header, iso, message, user, write_session
 from helpers_write import finish, spawn_python
+from locations import FIXTURES
 
 from jsonl_session.catalog.listing import latest_session, list_sessions, session_files, session_info
 from jsonl_session.catalog.search import search_sessions
@@ -53,7 +54,7 @@ def build_folder(folder: Path) -> Path:
     folder.mkdir()
     for seed, count in ((1, 300), (2, 600), (3, 200)):
         generate(folder / f"gen-{seed}.jsonl", count, seed)
-    fixtures = ROOT / "fixtures"
+    fixtures = FIXTURES
     for fixture in sorted(fixtures.glob("*.jsonl")):
         shutil.copy(fixture, folder / fixture.name)
     linear = (fixtures / "linear.jsonl").read_bytes()

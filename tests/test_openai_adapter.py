@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from helpers_write import assistant_message, user_message
+from locations import FIXTURES
 
 from jsonl_session import Session
 from jsonl_session.providers.common import ToolSpec
@@ -22,7 +23,6 @@ from jsonl_session.providers.openai import (
     to_openai_responses,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WELL_FORMED = [
     "linear",
     "tool-calls",

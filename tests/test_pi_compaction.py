@@ -15,17 +15,17 @@ import lzma
 import re
 from collections import Counter
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
+from locations import GOLDEN_DIR
 
 from jsonl_session import LEAF_MARKER_TYPE, Session
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.model import PRUNE_MARKER_TYPE
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "pi-compaction"
+GOLDEN = GOLDEN_DIR / "pi-compaction"
 INPUTS = GOLDEN / "inputs"
 PI_LEAVES: dict[str, str] = json.loads((GOLDEN / "pi-leaves.json").read_text())
 NAMES = sorted(p.stem for p in INPUTS.glob("*.jsonl"))

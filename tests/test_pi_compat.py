@@ -15,13 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from locations import FIXTURES, GOLDEN_DIR
 
 from jsonl_session import Session
 from jsonl_session.format.jsonio import decode_any, dumps
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = ROOT / "tests" / "golden" / "pi-context"
-FIXTURES = ROOT / "fixtures"
+GOLDEN = GOLDEN_DIR / "pi-context"
 
 
 def golden_cases() -> list[tuple[str, str, bytes]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from locations import FIXTURES, GOLDEN_DIR
 
 from jsonl_session import Session
 from jsonl_session.compaction.planning import (
@@ -21,13 +22,12 @@ from jsonl_session.compaction.planning import (
 )
 from jsonl_session.format.jsonio import dumps
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = json.loads((ROOT / "tests" / "golden" / "pi-planning.json").read_text())
+GOLDEN = json.loads((GOLDEN_DIR / "pi-planning.json").read_text())
 
 
 def source(name: str) -> Path:
-    fixture = ROOT / "fixtures" / f"{name}.jsonl"
-    return fixture if fixture.exists() else ROOT / "tests" / "golden" / "inputs" / f"{name}.jsonl"
+    fixture = FIXTURES / f"{name}.jsonl"
+    return fixture if fixture.exists() else GOLDEN_DIR / "inputs" / f"{name}.jsonl"
 
 
 def digest(value: Any) -> str:
@@ -85,6 +85,6 @@ class TestShouldCompact:
 
 
 def test_a_path_ending_in_a_compaction_has_nothing_to_plan() -> None:
-    session = Session.open(ROOT / "fixtures" / "compaction-one.jsonl")
+    session = Session.open(FIXTURES / "compaction-one.jsonl")
     compaction = next(e for e in session.entries if e.type == "compaction")
     assert prepare_compaction(session.branch_path(compaction.id)) is None

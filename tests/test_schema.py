@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from locations import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "spec" / "schema"
 SCHEMA_FILE = SCHEMA_DIR / "session.schema.json"
 

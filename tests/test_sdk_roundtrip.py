@@ -15,6 +15,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from locations import FIXTURES
 from stub_api import LABEL_HEADER, REPLY_TEXT, StubApi, Violation
 
 from jsonl_session import Session
@@ -24,7 +25,6 @@ from jsonl_session.providers.anthropic import to_anthropic
 from jsonl_session.providers.common import ToolSpec
 from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 
-FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures"
 SYSTEM = "You are a test."
 ANTHROPIC_MODEL = "claude-test"
 OPENAI_MODEL = "gpt-test"
@@ -41,7 +41,7 @@ def _opens(path: Path) -> bool:
     return True
 
 
-ALL_FIXTURES = sorted(FIXTURE_DIR.glob("*.jsonl"))
+ALL_FIXTURES = sorted(FIXTURES.glob("*.jsonl"))
 OPENABLE = [p for p in ALL_FIXTURES if _opens(p)]
 UNOPENABLE = {"damaged-empty.jsonl", "damaged-header-not-first.jsonl", "damaged-no-header.jsonl"}
 
@@ -70,20 +70,6 @@ def assert_no_violations(stub: StubApi) -> None:
     assert not violations, f"{len(violations)} violation(s):\n" + "\n".join(map(str, violations))
 
 
-@pytest.fixture(scope="module")
-def claude(stub_api_server: StubApi) -> Iterator[anthropic.Anthropic]:
-    url = stub_api_server.url
-    with anthropic.Anthropic(api_key="test", base_url=url, max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def gpt(stub_api_server: StubApi) -> Iterator[openai.OpenAI]:
-    url = stub_api_server.url + "/v1"
-    with openai.OpenAI(api_key="test", base_url=url, max_retries=0) as client:
-        yield client
-
-
 class TestTheFixtureSet:
     def test_only_the_three_unreadable_damaged_files_fail_to_open(self) -> None:
         assert {p.name for p in ALL_FIXTURES} - {p.name for p in OPENABLE} == UNOPENABLE
@@ -102,7 +88,7 @@ class TestTheFixtureSet:
 @pytest.mark.parametrize("path", OPENABLE, ids=lambda p: p.stem)
 class TestEveryLeafOfEveryFixtureIsAccepted:
     def test_by_the_anthropic_messages_api(
-        self, path: Path, stub_api: StubApi, claude: anthropic.Anthropic
+        self, path: Path, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
         sent = 0
         for leaf, context in leaf_contexts(Session.open(path)):
@@ -111,7 +97,7 @@ class TestEveryLeafOfEveryFixtureIsAccepted:
             request = to_anthropic(context, system=SYSTEM)
             sent += 1
             try:  # a refusal is recorded by the stub and reported below
-                reply = claude.messages.create(
+                reply = module_claude.messages.create(
                     model=ANTHROPIC_MODEL,
                     max_tokens=16,
                     extra_headers=label(path, leaf),
@@ -124,14 +110,14 @@ class TestEveryLeafOfEveryFixtureIsAccepted:
         assert len(stub_api.requests_to("/v1/messages")) == sent > 0
 
     def test_by_openai_chat_completions(
-        self, path: Path, stub_api: StubApi, gpt: openai.OpenAI
+        self, path: Path, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
         sent = 0
         for leaf, context in leaf_contexts(Session.open(path)):
             request = to_openai_chat(context, system=SYSTEM)
             sent += 1
             try:
-                reply = gpt.chat.completions.create(
+                reply = module_gpt.chat.completions.create(
                     model=OPENAI_MODEL, extra_headers=label(path, leaf), **request.kwargs
                 )
             except openai.BadRequestError:
@@ -140,13 +126,15 @@ class TestEveryLeafOfEveryFixtureIsAccepted:
         assert_no_violations(stub_api)
         assert len(stub_api.requests_to("/v1/chat/completions")) == sent > 0
 
-    def test_by_openai_responses(self, path: Path, stub_api: StubApi, gpt: openai.OpenAI) -> None:
+    def test_by_openai_responses(
+        self, path: Path, stub_api: StubApi, module_gpt: openai.OpenAI
+    ) -> None:
         sent = 0
         for leaf, context in leaf_contexts(Session.open(path)):
             request = to_openai_responses(context, instructions=SYSTEM)
             sent += 1
             try:
-                reply = gpt.responses.create(
+                reply = module_gpt.responses.create(
                     model=OPENAI_MODEL, extra_headers=label(path, leaf), **request.kwargs
                 )
             except openai.BadRequestError:
@@ -156,14 +144,18 @@ class TestEveryLeafOfEveryFixtureIsAccepted:
         assert len(stub_api.requests_to("/v1/responses")) == sent > 0
 
     def test_by_both_token_counting_endpoints(
-        self, path: Path, stub_api: StubApi, claude: anthropic.Anthropic, gpt: openai.OpenAI
+        self,
+        path: Path,
+        stub_api: StubApi,
+        module_claude: anthropic.Anthropic,
+        module_gpt: openai.OpenAI,
     ) -> None:
         leaf, context = count_target(Session.open(path))
         counts = []
         try:
             request = to_anthropic(context, system=SYSTEM)
             counts.append(
-                claude.messages.count_tokens(
+                module_claude.messages.count_tokens(
                     model=ANTHROPIC_MODEL, extra_headers=label(path, leaf), **request.kwargs
                 ).input_tokens
             )
@@ -172,7 +164,7 @@ class TestEveryLeafOfEveryFixtureIsAccepted:
         try:
             request = to_openai_responses(context, instructions=SYSTEM)
             counts.append(
-                gpt.responses.input_tokens.count(
+                module_gpt.responses.input_tokens.count(
                     model=OPENAI_MODEL, extra_headers=label(path, leaf), **request.kwargs
                 ).input_tokens
             )
@@ -195,37 +187,37 @@ TOOLS = [
 
 class TestToolDefinitionsAreAccepted:
     def context(self) -> SessionContext:
-        return Session.open(FIXTURE_DIR / "tool-calls.jsonl").build_context()
+        return Session.open(FIXTURES / "tool-calls.jsonl").build_context()
 
     def test_by_the_anthropic_messages_api(
-        self, stub_api: StubApi, claude: anthropic.Anthropic
+        self, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
         request = to_anthropic(self.context(), system=SYSTEM, tools=TOOLS)
         with contextlib.suppress(anthropic.BadRequestError, openai.BadRequestError):
-            claude.messages.create(model=ANTHROPIC_MODEL, max_tokens=16, **request.kwargs)
+            module_claude.messages.create(model=ANTHROPIC_MODEL, max_tokens=16, **request.kwargs)
         assert_no_violations(stub_api)
         assert [t["name"] for t in stub_api.requests[0].body["tools"]] == ["read", "bash"]
 
-    def test_by_openai_chat_completions(self, stub_api: StubApi, gpt: openai.OpenAI) -> None:
+    def test_by_openai_chat_completions(self, stub_api: StubApi, module_gpt: openai.OpenAI) -> None:
         request = to_openai_chat(self.context(), system=SYSTEM, tools=TOOLS)
         with contextlib.suppress(anthropic.BadRequestError, openai.BadRequestError):
-            gpt.chat.completions.create(model=OPENAI_MODEL, **request.kwargs)
+            module_gpt.chat.completions.create(model=OPENAI_MODEL, **request.kwargs)
         assert_no_violations(stub_api)
         assert len(stub_api.requests[0].body["tools"]) == 2
 
-    def test_by_openai_responses(self, stub_api: StubApi, gpt: openai.OpenAI) -> None:
+    def test_by_openai_responses(self, stub_api: StubApi, module_gpt: openai.OpenAI) -> None:
         request = to_openai_responses(self.context(), instructions=SYSTEM, tools=TOOLS)
         with contextlib.suppress(anthropic.BadRequestError, openai.BadRequestError):
-            gpt.responses.create(model=OPENAI_MODEL, **request.kwargs)
+            module_gpt.responses.create(model=OPENAI_MODEL, **request.kwargs)
         assert_no_violations(stub_api)
         assert len(stub_api.requests[0].body["tools"]) == 2
 
     def test_with_a_developer_message_for_the_system_prompt(
-        self, stub_api: StubApi, gpt: openai.OpenAI
+        self, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
         request = to_openai_chat(self.context(), system=SYSTEM, system_role="developer")
         with contextlib.suppress(anthropic.BadRequestError, openai.BadRequestError):
-            gpt.chat.completions.create(model=OPENAI_MODEL, **request.kwargs)
+            module_gpt.chat.completions.create(model=OPENAI_MODEL, **request.kwargs)
         assert_no_violations(stub_api)
         assert stub_api.requests[0].body["messages"][0] == {"role": "developer", "content": SYSTEM}
 
@@ -378,26 +370,26 @@ def expect_caught(stub: StubApi, fragment: str) -> list[Violation]:
 class TestTheStubCatchesBrokenAnthropicRequests:
     @pytest.mark.parametrize("case", ANTHROPIC_BROKEN)
     def test_messages_create_is_refused_for(
-        self, case: str, stub_api: StubApi, claude: anthropic.Anthropic
+        self, case: str, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
         messages, fragment = ANTHROPIC_BROKEN[case]
         with pytest.raises(anthropic.BadRequestError, match=re.escape(fragment)):
-            claude.messages.create(model=ANTHROPIC_MODEL, max_tokens=16, messages=messages)
+            module_claude.messages.create(model=ANTHROPIC_MODEL, max_tokens=16, messages=messages)
         expect_caught(stub_api, fragment)
 
     def test_count_tokens_is_refused_for_a_tool_use_without_result(
-        self, stub_api: StubApi, claude: anthropic.Anthropic
+        self, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
         messages, fragment = ANTHROPIC_BROKEN["a tool_use without a tool_result"]
         with pytest.raises(anthropic.BadRequestError):
-            claude.messages.count_tokens(model=ANTHROPIC_MODEL, messages=messages)
+            module_claude.messages.count_tokens(model=ANTHROPIC_MODEL, messages=messages)
         assert expect_caught(stub_api, fragment)[0].path == "/v1/messages/count_tokens"
 
     def test_a_system_prompt_with_an_empty_block_is_refused(
-        self, stub_api: StubApi, claude: anthropic.Anthropic
+        self, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
         with pytest.raises(anthropic.BadRequestError):
-            claude.messages.create(
+            module_claude.messages.create(
                 model=ANTHROPIC_MODEL,
                 max_tokens=16,
                 system=[{"type": "text", "text": " "}],
@@ -406,10 +398,10 @@ class TestTheStubCatchesBrokenAnthropicRequests:
         expect_caught(stub_api, "system[0]: text content blocks must contain non-whitespace")
 
     def test_a_tool_without_an_input_schema_is_refused(
-        self, stub_api: StubApi, claude: anthropic.Anthropic
+        self, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
         with pytest.raises(anthropic.BadRequestError):
-            claude.messages.create(
+            module_claude.messages.create(
                 model=ANTHROPIC_MODEL,
                 max_tokens=16,
                 messages=[_user()],
@@ -418,9 +410,9 @@ class TestTheStubCatchesBrokenAnthropicRequests:
         expect_caught(stub_api, "tools[0].input_schema")
 
     def test_a_well_formed_tool_exchange_is_accepted(
-        self, stub_api: StubApi, claude: anthropic.Anthropic
+        self, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
-        reply = claude.messages.create(
+        reply = module_claude.messages.create(
             model=ANTHROPIC_MODEL,
             max_tokens=16,
             system="s",
@@ -539,18 +531,18 @@ CHAT_BROKEN: dict[str, tuple[list[dict[str, Any]], str]] = {
 class TestTheStubCatchesBrokenChatCompletionsRequests:
     @pytest.mark.parametrize("case", CHAT_BROKEN)
     def test_chat_completions_create_is_refused_for(
-        self, case: str, stub_api: StubApi, gpt: openai.OpenAI
+        self, case: str, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
         messages, fragment = CHAT_BROKEN[case]
         with pytest.raises(openai.BadRequestError, match=re.escape(fragment)):
-            gpt.chat.completions.create(model=OPENAI_MODEL, messages=messages)  # type: ignore[arg-type]
+            module_gpt.chat.completions.create(model=OPENAI_MODEL, messages=messages)  # type: ignore[arg-type]
         expect_caught(stub_api, fragment)
 
     def test_a_tool_without_the_function_wrapper_is_refused(
-        self, stub_api: StubApi, gpt: openai.OpenAI
+        self, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
         with pytest.raises(openai.BadRequestError):
-            gpt.chat.completions.create(
+            module_gpt.chat.completions.create(
                 model=OPENAI_MODEL,
                 messages=[_user()],
                 tools=[{"type": "function", "name": "read", "parameters": {}}],  # type: ignore[list-item]
@@ -558,9 +550,9 @@ class TestTheStubCatchesBrokenChatCompletionsRequests:
         expect_caught(stub_api, "tools[0].function: an object is required")
 
     def test_a_well_formed_tool_exchange_is_accepted(
-        self, stub_api: StubApi, gpt: openai.OpenAI
+        self, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
-        reply = gpt.chat.completions.create(
+        reply = module_gpt.chat.completions.create(
             model=OPENAI_MODEL,
             messages=[
                 {"role": "system", "content": "s"},
@@ -652,25 +644,27 @@ RESPONSES_BROKEN: dict[str, tuple[list[dict[str, Any]], str]] = {
 class TestTheStubCatchesBrokenResponsesRequests:
     @pytest.mark.parametrize("case", RESPONSES_BROKEN)
     def test_responses_create_is_refused_for(
-        self, case: str, stub_api: StubApi, gpt: openai.OpenAI
+        self, case: str, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
         items, fragment = RESPONSES_BROKEN[case]
         with pytest.raises(openai.BadRequestError, match=re.escape(fragment)):
-            gpt.responses.create(model=OPENAI_MODEL, input=items)  # type: ignore[arg-type]
+            module_gpt.responses.create(model=OPENAI_MODEL, input=items)  # type: ignore[arg-type]
         expect_caught(stub_api, fragment)
 
     def test_input_tokens_count_is_refused_for_a_call_without_output(
-        self, stub_api: StubApi, gpt: openai.OpenAI
+        self, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
         with pytest.raises(openai.BadRequestError):
-            gpt.responses.input_tokens.count(model=OPENAI_MODEL, input=[_user(), _fc()])  # type: ignore[list-item]
+            module_gpt.responses.input_tokens.count(model=OPENAI_MODEL, input=[_user(), _fc()])  # type: ignore[list-item]
         assert expect_caught(stub_api, "No tool output found")[0].path == (
             "/v1/responses/input_tokens"
         )
 
-    def test_a_tool_without_strict_is_refused(self, stub_api: StubApi, gpt: openai.OpenAI) -> None:
+    def test_a_tool_without_strict_is_refused(
+        self, stub_api: StubApi, module_gpt: openai.OpenAI
+    ) -> None:
         with pytest.raises(openai.BadRequestError):
-            gpt.responses.create(
+            module_gpt.responses.create(
                 model=OPENAI_MODEL,
                 input="hi",
                 tools=[{"type": "function", "name": "read", "parameters": {}}],  # type: ignore[typeddict-item]
@@ -678,9 +672,9 @@ class TestTheStubCatchesBrokenResponsesRequests:
         expect_caught(stub_api, "tools[0].strict: required")
 
     def test_a_well_formed_tool_exchange_is_accepted(
-        self, stub_api: StubApi, gpt: openai.OpenAI
+        self, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
-        reply = gpt.responses.create(
+        reply = module_gpt.responses.create(
             model=OPENAI_MODEL,
             instructions="s",
             input=[
@@ -711,17 +705,17 @@ class TestTheStubCatchesBrokenResponsesRequests:
 
 class TestTheStubItself:
     def test_an_unknown_endpoint_is_a_violation(
-        self, stub_api: StubApi, gpt: openai.OpenAI
+        self, stub_api: StubApi, module_gpt: openai.OpenAI
     ) -> None:
         with pytest.raises(openai.NotFoundError):
-            gpt.embeddings.create(model="e", input="hi")
+            module_gpt.embeddings.create(model="e", input="hi")
         expect_caught(stub_api, "no such endpoint: POST /v1/embeddings")
 
     def test_the_label_header_names_the_request_in_the_violation(
-        self, stub_api: StubApi, claude: anthropic.Anthropic
+        self, stub_api: StubApi, module_claude: anthropic.Anthropic
     ) -> None:
         with pytest.raises(anthropic.BadRequestError):
-            claude.messages.create(
+            module_claude.messages.create(
                 model=ANTHROPIC_MODEL,
                 max_tokens=16,
                 messages=[{"role": "assistant", "content": "x"}],

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -47,15 +46,6 @@ from jsonl_session import (
 )
 from jsonl_session.format.model import UserMessage
 from jsonl_session.storage import paths
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    previous = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 def last_line(path: Path) -> bytes:

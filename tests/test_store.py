@@ -5,7 +5,6 @@ side of locking is in test_concurrency.py."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -14,16 +13,6 @@ from helpers_write import age, file_lines, mode_of, sidecars, try_lock, v3_bytes
 
 from jsonl_session import SessionWriteError
 from jsonl_session.storage import paths, store
-
-
-@pytest.fixture
-def open_umask() -> Iterator[None]:
-    """Run with umask 0, so modes cannot come out right by the umask's luck."""
-    previous = os.umask(0)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 class TestPaths:

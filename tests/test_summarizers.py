@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import anthropic
 import openai
 import pytest
 from helpers_write import assistant_turn, entry_dicts
+from locations import FIXTURES
 from stub_api import (
     ANTHROPIC_INVALID_REQUEST,
     ANTHROPIC_SERVER_ERROR,
@@ -47,7 +47,6 @@ from jsonl_session.compaction.prompts import SYSTEM_PROMPT, TOOL_OUTPUT_CHARS
 from jsonl_session.errors import CompactionError
 from jsonl_session.tokens import estimate_tokens
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ANTHROPIC_MODEL = "claude-test"
 OPENAI_MODEL = "gpt-test"
 MESSAGES = "/v1/messages"
@@ -160,18 +159,6 @@ def assert_clean(stub: StubApi) -> None:
     violations = stub.take_violations()
     assert not violations, "\n".join(map(str, violations))
     assert stub.pending() == []
-
-
-@pytest.fixture
-def claude(stub_api: StubApi) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(api_key="test", base_url=stub_api.url, max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def gpt(stub_api: StubApi) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(api_key="test", base_url=stub_api.url + "/v1", max_retries=0) as client:
-        yield client
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from helpers_large import ROOT, entry_key, generate
+from helpers_large import entry_key, generate
 from helpers_write import raw_entry, user_message
+from locations import FIXTURES
 
 from jsonl_session import Session, load_entries
 from jsonl_session.errors import JsonlSessionError, SessionTreeError
@@ -31,7 +32,7 @@ def _readable_v3(path: Path) -> bool:
     return loaded.version_read == 3 and bool(loaded.entries)
 
 
-V3_FIXTURES = sorted(p for p in (ROOT / "fixtures").glob("*.jsonl") if _readable_v3(p))
+V3_FIXTURES = sorted(p for p in FIXTURES.glob("*.jsonl") if _readable_v3(p))
 
 
 def fixture_entries(path: Path) -> list[StoredEntry]:

@@ -12,23 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers_cli import runner
 from helpers_write import assistant_message, user_message
-from typer.testing import CliRunner
+from locations import FIXTURES, ROOT, copy_fixture
 
 from jsonl_session import Session
 from jsonl_session.cli import app
 from jsonl_session.views.transcript import textconv
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
 DAMAGED = sorted(p.stem for p in FIXTURES.glob("damaged-*.jsonl"))
-runner = CliRunner()
-
-
-def copy_fixture(tmp_path: Path, name: str) -> Path:
-    target = tmp_path / f"{name}.jsonl"
-    shutil.copyfile(FIXTURES / f"{name}.jsonl", target)
-    return target
 
 
 class TestTranscript:
