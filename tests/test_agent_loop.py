@@ -14,7 +14,9 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from helpers_write import assistant_turn, entry_dicts
+from builders import loop_said as said
+from builders import loop_user as user
+from helpers_write import entry_dicts
 from stub_api import (
     ANTHROPIC_INVALID_REQUEST,
     ANTHROPIC_PROMPT_TOO_LONG,
@@ -60,14 +62,6 @@ NEW_PROMPT = "Now add a test for the port setting."
 
 
 # --- sessions ---------------------------------------------------------------------------------
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
-
-
-def said(text: str, total_tokens: int = 15) -> dict[str, Any]:
-    return assistant_turn([{"type": "text", "text": text}], total_tokens, 2)
 
 
 def turns_session(folder: Path, turns: int = 4, last_total_tokens: int = 15) -> Session:

@@ -4,32 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any
 
-from helpers_write import assistant_message, user_message
+from builders import anthropic_tool_result as tool_result
+from builders import assistant_with, user_message
 from locations import FIXTURES
 
 from jsonl_session import Session
 from jsonl_session.providers.anthropic import CONTINUATION_TEXT, to_anthropic
-
-
-def assistant_with(*blocks: dict[str, Any], api: str = "anthropic-messages") -> dict[str, Any]:
-    message = assistant_message("x")
-    message["content"] = list(blocks)
-    message["api"] = api
-    return message
-
-
-def tool_result(call_id: str, *content: dict[str, Any], error: bool = False) -> dict[str, Any]:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": "read",
-        "content": list(content),
-        "isError": error,
-        "timestamp": 3,
-    }
-
 
 TEXT = {"type": "text", "text": "done"}
 

@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from test_compaction import assistant, result, user
+from builders import compaction_assistant as assistant
+from builders import compaction_result as result
+from builders import compaction_user as user
 
 from jsonl_session import CompactionError, Session, branch_with_summary
 from jsonl_session.compaction import ExtractiveSummarizer

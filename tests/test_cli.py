@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import assistant_message as assistant
+from builders import user_message as user
 from helpers_cli import invoke
-from helpers_write import assistant_message as assistant
-from helpers_write import user_message as user
 from locations import FIXTURES
 
 from jsonl_session import Session

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers_cli import invoke
-from test_compaction import work_session
-from test_pruning import noisy_session
+from helpers_compaction import noisy_session, work_session
 
 from jsonl_session import Session
 

@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import compaction_assistant as assistant
+from builders import compaction_result as result
+from builders import compaction_user as user
+from helpers_compaction import work_session
 from locations import FIXTURES
 
 from jsonl_session import CompactionError, Session, SessionWriteError
@@ -28,60 +32,6 @@ OFFLINE = ExtractiveSummarizer()
 
 def copy(name: str, tmp_path: Path) -> Path:
     return Path(shutil.copy(FIXTURES / f"{name}.jsonl", tmp_path / f"{name}.jsonl"))
-
-
-def assistant(text: str, *calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    for call_id, name, arguments in calls:
-        content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
-    return {
-        "role": "assistant",
-        "content": content,
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
-        "stopReason": "toolUse" if calls else "stop",
-        "timestamp": 1,
-    }
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": text, "timestamp": 1}
-
-
-def result(call_id: str, name: str, text: str, *, error: bool = False) -> dict[str, Any]:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": text}],
-        "isError": error,
-        "timestamp": 1,
-    }
-
-
-def work_session(tmp_path: Path, turns: int = 12, output_chars: int = 4000) -> Session:
-    """A session with a goal, a constraint, edits, a failing then passing command."""
-    session = Session.create(cwd="/proj", path=tmp_path / "work.jsonl", fsync="never")
-    session.append_message(user("Port the exporter to async. Never block the event loop."))
-    session.append_message(
-        assistant(
-            "I'll use asyncio.to_thread instead of a process pool.",
-            ("c0", "edit", {"path": "src/export.py", "oldText": "a", "newText": "b"}),
-        )
-    )
-    session.append_message(result("c0", "edit", "Successfully replaced text in src/export.py."))
-    session.append_message(assistant("Testing.", ("c1", "bash", {"command": "pytest -q"})))
-    session.append_message(result("c1", "bash", "E   TimeoutError: export hung\nexit code 1"))
-    for n in range(turns):
-        session.append_message(user(f"Check module {n}."))
-        session.append_message(
-            assistant(f"Reading {n}.", (f"r{n}", "read", {"path": f"src/m{n}.py"}))
-        )
-        session.append_message(result(f"r{n}", "read", "x" * output_chars))
-        session.append_message(assistant(f"Module {n} is fine."))
-    return session
 
 
 class TestTheCompactionEntry:

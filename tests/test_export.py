@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from builders import assistant_message, user_message
+from builders import export_tool_call as tool_call
+from builders import export_tool_result as tool_result
 from helpers_cli import invoke
-from helpers_write import assistant_message, user_message
 from locations import copy_fixture
 
 from jsonl_session import Session, SessionTreeError, SessionWriteError
@@ -41,24 +43,6 @@ READABLE_DAMAGED = [
 
 def open_fixture(tmp_path: Path, name: str) -> Session:
     return Session.open(copy_fixture(tmp_path, name))
-
-
-def tool_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
-    message = assistant_message("")
-    message["content"] = [{"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}]
-    message["stopReason"] = "toolUse"
-    return message
-
-
-def tool_result(name: str, text: str, call_id: str) -> dict[str, Any]:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": text}],
-        "isError": False,
-        "timestamp": 1_700_000_001_000,
-    }
 
 
 def new_session(tmp_path: Path) -> Session:

@@ -6,33 +6,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from helpers_write import assistant_message, user_message
+from builders import assistant_message, user_message
+from builders import history_assistant_calling as assistant_calling
+from builders import history_result as result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jsonl_session.providers.history import NO_RESULT_TEXT, prepare_history, tool_calls
-
-
-def call(call_id: str, name: str = "read") -> dict[str, Any]:
-    return {"type": "toolCall", "id": call_id, "name": name, "arguments": {"path": "a.py"}}
-
-
-def assistant_calling(*ids: str, stop: str = "toolUse") -> dict[str, Any]:
-    message = assistant_message("looking")
-    message["content"] = [call(i) for i in ids]
-    message["stopReason"] = stop
-    return message
-
-
-def result(call_id: str, text: str = "ok") -> dict[str, Any]:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": "read",
-        "content": [{"type": "text", "text": text}],
-        "isError": False,
-        "timestamp": 5,
-    }
 
 
 class TestPlainRoles:

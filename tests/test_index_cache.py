@@ -16,8 +16,9 @@ from typing import Any
 
 import msgspec
 import pytest
+from builders import user_message
 from helpers_large import entry_key, generate, loaded_key
-from helpers_write import finish, raw_entry, spawn_python, user_message
+from helpers_write import finish, raw_entry, spawn_python
 from locations import FIXTURES
 
 from jsonl_session import Session, load_entries

@@ -12,9 +12,10 @@ from typing import Any
 
 import orjson
 import pytest
+from builders import user_message
 from helpers_large import generate
 from helpers_large import loaded_key as key
-from helpers_write import finish, raw_entry, spawn_python, user_message
+from helpers_write import finish, raw_entry, spawn_python
 from locations import FIXTURES
 
 from jsonl_session import Session, SessionFormatError, build_context, load_entries

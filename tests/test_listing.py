@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import BASE_MS
+from builders import read_assistant as assistant
+from builders import read_user as user
 from helpers_cli import runner
-from helpers_read import BASE_MS, assistant, entry, header, iso, user
+from helpers_read import entry, header, iso
 from locations import FIXTURES, ROOT
 
 from jsonl_session.catalog.listing import NO_MESSAGES, latest_session, list_sessions, session_info

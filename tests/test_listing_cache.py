@@ -19,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import BASE_MS
+from builders import read_assistant as assistant
+from builders import read_user as user
 from helpers_large import generate
-from helpers_read import BASE_MS, assistant, dumps, entry, header, iso, message, user, write_session
+from helpers_read import dumps, entry, header, iso, message, write_session
 from helpers_write import finish, spawn_python
 from locations import FIXTURES
 

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import hook_message as hook
+from builders import read_assistant as assistant
+from builders import read_user as user
 from helpers_read import (
-    BASE_MS,
     SESSION_ID,
-    assistant,
     dumps,
     entry,
     header,
     message,
     snapshot,
     ts,
-    user,
     write_session,
 )
 from hypothesis import HealthCheck, given, settings
@@ -40,16 +40,6 @@ def v1(kind: str, seconds: float, **fields: Any) -> dict[str, Any]:
 
 def v1_file(tmp_path: Path, *lines: dict[str, Any] | bytes, **head: Any) -> Path:
     return write_session(tmp_path / "v1.jsonl", [header(version=None, **head), *lines])
-
-
-def hook(text: str) -> dict[str, Any]:
-    return {
-        "role": "hookMessage",
-        "customType": "ext",
-        "content": text,
-        "display": True,
-        "timestamp": BASE_MS,
-    }
 
 
 # --- version 1: ids and parents ---------------------------------------------------------

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_write import assistant_message, user_message
+from builders import assistant_calling as calling
+from builders import assistant_message, user_message
+from builders import image_block as image
+from builders import openai_result as result
+from builders import text_block as text
+from builders import tool_call as call
 from locations import FIXTURES
 
 from jsonl_session import Session
@@ -54,39 +59,6 @@ def fixture(name: str) -> Session:
 
 def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def call(call_id: str, name: str = "read", **arguments: Any) -> dict[str, Any]:
-    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
-
-
-def calling(*calls: dict[str, Any], thinking: str | None = None) -> dict[str, Any]:
-    message = assistant_message()
-    message["content"] = [
-        *([{"type": "thinking", "thinking": thinking}] if thinking else []),
-        *calls,
-    ]
-    message["stopReason"] = "toolUse"
-    return message
-
-
-def result(call_id: str, *content: dict[str, Any], name: str = "read") -> dict[str, Any]:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": list(content),
-        "isError": False,
-        "timestamp": 1_700_000_000_600,
-    }
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def image(data: str = "iVBORw0KGgo=", mime: str = "image/png") -> dict[str, Any]:
-    return {"type": "image", "data": data, "mimeType": mime}
 
 
 def written(tmp_path: Path, *messages: dict[str, Any]) -> Session:

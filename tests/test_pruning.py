@@ -7,7 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from test_compaction import assistant, result, user
+from builders import compaction_assistant as assistant
+from builders import compaction_result as result
+from builders import compaction_user as user
+from helpers_compaction import noisy_session
 
 from jsonl_session import PRUNE_MARKER_TYPE, CompactionError, Session
 from jsonl_session.compaction import (
@@ -20,17 +23,6 @@ from jsonl_session.compaction import (
 )
 
 SMALL = PruneSettings(protect_turns=1, protect_tokens=2000, minimum_tokens=1000)
-
-
-def noisy_session(tmp_path: Path, turns: int = 8, chars: int = 4000) -> Session:
-    """Each turn: a user request, one read with a big output, a short answer."""
-    session = Session.create(cwd="/p", path=tmp_path / "noisy.jsonl", fsync="never")
-    for n in range(turns):
-        session.append_message(user(f"look at file {n}"))
-        session.append_message(assistant("reading", (f"c{n}", "read", {"path": f"f{n}.py"})))
-        session.append_message(result(f"c{n}", "read", f"{n}" * chars))
-        session.append_message(assistant(f"file {n} read"))
-    return session
 
 
 def result_ids(session: Session) -> list[str]:

@@ -9,10 +9,11 @@ from typing import Any
 
 import msgspec
 import pytest
+from builders import BASE_MS
+from builders import read_assistant as assistant
+from builders import read_user as user
 from helpers_read import (
-    BASE_MS,
     Snapshot,
-    assistant,
     dumps,
     entry,
     file_bytes,
@@ -23,7 +24,6 @@ from helpers_read import (
     snapshot,
     time_limit,
     ts,
-    user,
     write_session,
 )
 from hypothesis import HealthCheck, given, settings

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from helpers_write import assistant_message, user_message, v3_bytes, write_file
+from builders import assistant_message, user_message
+from helpers_write import v3_bytes, write_file
 
 from jsonl_session import Session, SessionTreeError, SessionWriteError
 

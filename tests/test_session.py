@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from builders import assistant_message, user_message
 from helpers_write import (
     ENTRY_ID_RE,
     MALFORMED_LINE,
@@ -21,7 +22,6 @@ from helpers_write import (
     age,
     append_raw,
     assert_well_formed,
-    assistant_message,
     entry_dicts,
     file_lines,
     mode_of,
@@ -29,7 +29,6 @@ from helpers_write import (
     parsed_lines,
     raw_entry,
     sidecars,
-    user_message,
     v1_bytes,
     v2_bytes,
     v3_bytes,

@@ -16,7 +16,12 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from helpers_write import assistant_turn, entry_dicts
+from builders import summarizer_assistant as assistant
+from builders import summarizer_result as result
+from builders import summarizer_said as said
+from builders import summarizer_user as user
+from builders import tool_call as call
+from helpers_write import entry_dicts
 from locations import FIXTURES
 from stub_api import (
     ANTHROPIC_INVALID_REQUEST,
@@ -56,36 +61,7 @@ RESERVE = 10_000  # budgets: history 8000, turn prefix 5000
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 
 
-# --- messages and sessions in pi's shapes ------------------------------------------------
-
-
-def user(text: str, ms: int = 1_750_000_000_000) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ms}
-
-
-def assistant(
-    content: list[dict[str, Any]], total_tokens: int = 15, ms: int = 1_750_000_000_500
-) -> dict[str, Any]:
-    return assistant_turn(content, total_tokens, ms)
-
-
-def said(text: str, total_tokens: int = 15) -> dict[str, Any]:
-    return assistant([{"type": "text", "text": text}], total_tokens)
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
-
-
-def result(call_id: str, name: str, text: str, is_error: bool = False) -> dict[str, Any]:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": text}],
-        "isError": is_error,
-        "timestamp": 1_750_000_001_000,
-    }
+# --- sessions (messages from builders.py) ------------------------------------------------
 
 
 def new_session(folder: Path) -> Session:

@@ -12,8 +12,9 @@ from typing import Any
 
 import msgspec
 import pytest
+from builders import user_message
 from helpers_large import entry_key, generate
-from helpers_write import raw_entry, user_message
+from helpers_write import raw_entry
 from locations import FIXTURES
 
 from jsonl_session import Session, load_entries

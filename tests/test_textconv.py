@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import assistant_message, user_message
 from helpers_cli import runner
-from helpers_write import assistant_message, user_message
 from locations import FIXTURES, ROOT, copy_fixture
 
 from jsonl_session import Session

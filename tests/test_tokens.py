@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import assistant_message, user_message
 from helpers_cli import runner
-from helpers_write import assistant_message, user_message
 from locations import FIXTURES, GOLDEN_DIR
 
 from jsonl_session import Session
