@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-GOLDEN_DIR = ROOT / "tests" / "golden"
+GOLDEN_DIR = ROOT / "tests" / "compat" / "golden"
 
 
 def copy_fixture(tmp_path: Path, name: str) -> Path:

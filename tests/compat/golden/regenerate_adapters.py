@@ -1,7 +1,7 @@
-"""Write tests/golden/adapters/<fixture>.jsonl: for every well-formed fixture, every
-entry as leaf and each of the three formats, the request the adapter builds and its
-repairs. Run it when an adapter's output changes on purpose, then read the diff:
-``python tests/golden/regenerate_adapters.py``.
+"""Write tests/compat/golden/adapters/<fixture>.jsonl: for every well-formed fixture,
+every entry as leaf and each of the three formats, the request the adapter builds and
+its repairs. Run it when an adapter's output changes on purpose, then read the diff:
+``python tests/compat/golden/regenerate_adapters.py``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from jsonl_session.format.jsonio import dumps
 from jsonl_session.providers.anthropic import to_anthropic
 from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 
-ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "tests" / "golden" / "adapters"
+ROOT = Path(__file__).resolve().parents[3]
+OUT = ROOT / "tests" / "compat" / "golden" / "adapters"
 SYSTEM = "You are a coding agent."
 
 

@@ -1,11 +1,12 @@
 """Compaction, branch summary and prune entries our library writes give pi's context.
 
-`tests/golden/pi-compaction/inputs/` holds sessions whose compaction, branch_summary
-and prune entries jsonl_session wrote (tests/golden/make_compaction_inputs.py);
-`<name>.txt.xz` holds, for every entry as leaf, the bytes pi 0.73.1's
-buildSessionContext produced for it, and `pi-leaves.json` pi's leaf for each file
-(see tests/golden/README.md). pi ignores our prune entries, so the context equal to
-pi's is ours with pruning=False; with pruning on, only pruned outputs differ.
+`tests/compat/golden/pi-compaction/inputs/` holds sessions whose compaction,
+branch_summary and prune entries jsonl_session wrote
+(tests/compat/golden/make_compaction_inputs.py); `<name>.txt.xz` holds, for every
+entry as leaf, the bytes pi 0.73.1's buildSessionContext produced for it, and
+`pi-leaves.json` pi's leaf for each file (see tests/compat/golden/README.md). pi
+ignores our prune entries, so the context equal to pi's is ours with pruning=False;
+with pruning on, only pruned outputs differ.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Compatibility with pi 0.73.x, without needing node.
 
-`tests/golden/pi-context/<fixture>.txt` holds, for every entry of each well-formed
-fixture, the bytes pi's own context builder produced (JSON.stringify of
+`tests/compat/golden/pi-context/<fixture>.txt` holds, for every entry of each
+well-formed fixture, the bytes pi's own context builder produced (JSON.stringify of
 buildSessionContext(entries, id)), recorded by hand with pi 0.73.1 (see
-tests/golden/README.md). The other tests pin behaviours the by-hand round trip found
-in files pi writes.
+tests/compat/golden/README.md). The other tests pin behaviours the by-hand round trip
+found in files pi writes.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Compaction planning makes pi's decisions: on every leaf of every well-formed
-fixture and of a longer session with two compactions (tests/golden/inputs/), for
-keep_recent_tokens 20000, 1000 and 200, the first kept entry, split turn, tokens
-before, file lists, previous summary and the exact messages summarized equal what
-pi 0.73.1's prepareCompaction returned (tests/golden/pi-planning.json)."""
+fixture and of a longer session with two compactions (tests/compat/golden/inputs/),
+for keep_recent_tokens 20000, 1000 and 200, the first kept entry, split turn, tokens
+before, file lists, previous summary and the exact messages summarized equal what pi
+0.73.1's prepareCompaction returned (tests/compat/golden/pi-planning.json)."""
 
 from __future__ import annotations
 

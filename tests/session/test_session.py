@@ -2,7 +2,7 @@
 deferred persistence, permissions, picking up other writers' lines, torn tails,
 migration rewrites, newer versions, branching, labels and names, tree queries,
 forks, repair and bad input. Real files in tmp_path; other processes are in
-test_concurrency.py."""
+storage/test_concurrency.py."""
 
 from __future__ import annotations
 

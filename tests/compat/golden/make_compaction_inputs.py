@@ -1,14 +1,14 @@
-"""Write the session files behind tests/golden/pi-compaction/ with jsonl_session.
+"""Write the session files behind tests/compat/golden/pi-compaction/ with jsonl_session.
 
 Every compaction, branch_summary and prune entry in them is written by our
 library (compact with the offline ExtractiveSummarizer, branch_with_summary,
 prune); pi 0.73.1's context for every entry of each file was then recorded (see
-tests/golden/README.md). Entry ids and times are new on every run, so after
+tests/compat/golden/README.md). Entry ids and times are new on every run, so after
 re-running this, record pi's contexts again.
 
-usage: python tests/golden/make_compaction_inputs.py OUT_DIR [--all]
+usage: python tests/compat/golden/make_compaction_inputs.py OUT_DIR [--all]
 
-Without --all only the files kept in tests/golden/pi-compaction/inputs/ are
+Without --all only the files kept in tests/compat/golden/pi-compaction/inputs/ are
 written; --all also writes every fixture/keep_recent_tokens combination.
 """
 
@@ -33,7 +33,7 @@ from jsonl_session.compaction import (
 )
 from jsonl_session.errors import CompactionError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures"
 FIXTURE_NAMES = (
     "tool-calls",
