@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from locations import ROOT
+
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.storage.loader import LoadedFile
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def generate(path: Path, entries: int = 700, seed: int = 7) -> Path:

@@ -1,7 +1,10 @@
-"""Shared helpers for the read-side suites (reader, migrate, tree, context).
+"""Helpers for the read-side suites (reader, migrate, tree, context, listing).
 
-Kept out of conftest.py on purpose: other suites own that file. Everything here
-builds real session files as bytes; nothing is mocked.
+Headers, entries and whole session files as pi writes them, built as real bytes
+(nothing is mocked); snapshots that prove a read wrote nothing; a time limit so a
+broken read fails instead of hanging. The messages inside entries come from
+builders.py (``read_user``, ``read_assistant``, dated from its BASE_MS, which `ts`
+counts from too); fixtures every suite shares are in conftest.py.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from builders import BASE_MS, read_assistant, read_user
+
 SESSION_ID = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
-BASE_MS = 1_714_564_800_000  # 2024-05-01T12:00:00.000Z
 LEAF_MARKER = "jsonl-session/leaf"
 OLD_MTIME_NS = 1_000_000_000_000_000_000  # 2001-09-09, far from "now"
 
@@ -48,7 +52,7 @@ def ts(seconds: float = 0) -> str:
     return iso(BASE_MS + int(seconds * 1000))
 
 
-# --- header, entries and messages ---------------------------------------------------
+# --- header and entries --------------------------------------------------------------
 
 
 def header(version: int | None = 3, session_id: str = SESSION_ID, **extra: Any) -> dict[str, Any]:
@@ -72,32 +76,6 @@ def entry(
     }
     out.update(fields)
     return out
-
-
-def user(text: str, ms: int = BASE_MS, **extra: Any) -> dict[str, Any]:
-    return {"role": "user", "content": text, "timestamp": ms, **extra}
-
-
-def assistant(
-    text: str, provider: str = "anthropic", model: str = "claude-sonnet-4", ms: int = BASE_MS
-) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "api": "anthropic-messages",
-        "provider": provider,
-        "model": model,
-        "usage": {
-            "input": 1,
-            "output": 2,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 3,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": "stop",
-        "timestamp": ms,
-    }
 
 
 def message(entry_id: str, parent: str | None, msg: dict[str, Any], **kw: Any) -> dict[str, Any]:
@@ -192,7 +170,11 @@ def linear_session(path: Path, count: int = 4) -> list[dict[str, Any]]:
     parent: str | None = None
     for i in range(count):
         entry_id = f"{i + 1:08x}"
-        msg = user(f"u{i}", BASE_MS + i) if i % 2 == 0 else assistant(f"a{i}", ms=BASE_MS + i)
+        msg = (
+            read_user(f"u{i}", BASE_MS + i)
+            if i % 2 == 0
+            else read_assistant(f"a{i}", ms=BASE_MS + i)
+        )
         entries.append(message(entry_id, parent, msg, timestamp=ts(i + 1)))
         parent = entry_id
     write_session(path, [header(), *entries])

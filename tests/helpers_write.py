@@ -1,9 +1,11 @@
-"""Shared helpers for the write-side suites (test_store, test_session, test_concurrency).
+"""Helpers for the write-side suites (test_store, test_session, test_concurrency, and
+others that check files or run child processes).
 
-Sample messages in pi's shapes, hand-written session files of each format version,
-checks that a file is well formed line by line, and small tools for real child
-processes (a Python snippet run with ``sys.executable -c`` and a file barrier).
-Kept out of conftest.py on purpose: another suite owns that file.
+Hand-written session files of each format version, a persisted session to start
+from, checks that a file is well formed line by line, and small tools for real child
+processes (a Python snippet run with ``sys.executable -c`` and a file barrier). The
+messages in them come from builders.py; fixtures every suite shares are in
+conftest.py.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from builders import assistant_message, user_message
 
 from jsonl_session import Session
 
@@ -28,40 +31,6 @@ TIMESTAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 # Generous guards so a broken lock shows up as a failure instead of a hung run.
 # They bound waiting only; no test asserts how fast anything is.
 CHILD_TIMEOUT = 300.0
-
-
-# --- messages in pi's shapes --------------------------------------------------------
-
-
-def user_message(text: str = "hello", timestamp: int = 1_700_000_000_000) -> dict[str, Any]:
-    return {"role": "user", "content": text, "timestamp": timestamp}
-
-
-def assistant_message(text: str = "hi there", timestamp: int = 1_700_000_000_500) -> dict[str, Any]:
-    return assistant_turn([{"type": "text", "text": text}], 15, timestamp)
-
-
-def assistant_turn(content: list[dict[str, Any]], total_tokens: int, ms: int) -> dict[str, Any]:
-    """An assistant message in pi's shape: ``content`` blocks, a usage totalling
-    ``total_tokens``, and a stop reason that follows from any tool calls."""
-    has_calls = any(block.get("type") == "toolCall" for block in content)
-    return {
-        "role": "assistant",
-        "content": content,
-        "api": "anthropic-messages",
-        "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
-        "usage": {
-            "input": total_tokens - 5,
-            "output": 5,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": total_tokens,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": "toolUse" if has_calls else "stop",
-        "timestamp": ms,
-    }
 
 
 # --- hand-written session files -------------------------------------------------------

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import BASE_MS
+from builders import read_assistant as assistant
+from builders import read_user as user
 from helpers_read import (
-    BASE_MS,
-    assistant,
     entry,
     header,
     iso,
@@ -20,7 +21,6 @@ from helpers_read import (
     marker,
     message,
     ts,
-    user,
     write_session,
 )
 from hypothesis import HealthCheck, given, settings

@@ -6,21 +6,21 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_write import assistant_message, user_message
-from typer.testing import CliRunner
+from builders import assistant_message, user_message
+from helpers_cli import runner
+from locations import FIXTURES, GOLDEN_DIR
 
 from jsonl_session import Session
 from jsonl_session.cli import app
 from jsonl_session.tokens import estimate_context_tokens, estimate_tokens, js_length
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = json.loads((ROOT / "tests" / "golden" / "pi-estimates.json").read_text())
+GOLDEN = json.loads((GOLDEN_DIR / "pi-estimates.json").read_text())
 
 
 class TestEstimatesEqualPis:
     @pytest.mark.parametrize("fixture", sorted(GOLDEN))
     def test_every_leaf_of_every_fixture(self, fixture: str) -> None:
-        session = Session.open(ROOT / "fixtures" / f"{fixture}.jsonl")
+        session = Session.open(FIXTURES / f"{fixture}.jsonl")
         for entry, expected in zip(session.entries, GOLDEN[fixture], strict=True):
             messages = session.build_context(entry.id).messages
             assert [estimate_tokens(m) for m in messages] == expected["perMessage"]
@@ -70,7 +70,7 @@ class TestTheEstimate:
 
 class TestBreakdown:
     def test_stored_path_and_model_tokens_account_for_branches_and_compaction(self) -> None:
-        session = Session.open(ROOT / "fixtures" / "compaction-two.jsonl")
+        session = Session.open(FIXTURES / "compaction-two.jsonl")
         found = session.token_breakdown()
         assert found.stored_tokens >= found.path_tokens >= found.model_tokens > 0
         assert found.compaction_saved_tokens == found.path_tokens - found.model_tokens
@@ -79,12 +79,11 @@ class TestBreakdown:
         assert found.largest[0].tokens == max(x.tokens for x in found.largest)
 
     def test_other_branches_are_what_the_active_path_leaves_out(self) -> None:
-        found = Session.open(ROOT / "fixtures" / "branching.jsonl").token_breakdown()
+        found = Session.open(FIXTURES / "branching.jsonl").token_breakdown()
         assert found.other_branches_tokens == found.stored_tokens - found.path_tokens > 0
 
     def test_the_stats_command_prints_a_table_or_json(self) -> None:
-        path = ROOT / "fixtures" / "tool-calls.jsonl"
-        runner = CliRunner()
+        path = FIXTURES / "tool-calls.jsonl"
         table = runner.invoke(app, ["stats", str(path)])
         assert table.exit_code == 0 and "sent to the model" in table.stdout
         as_json = runner.invoke(app, ["stats", str(path), "--json"])
@@ -95,7 +94,7 @@ class TestBreakdown:
 
 class TestTheContextEstimateInStats:
     def test_a_usage_from_before_the_compaction_is_not_taken_as_the_current_size(self) -> None:
-        session = Session.open(ROOT / "fixtures" / "compaction-two.jsonl")
+        session = Session.open(FIXTURES / "compaction-two.jsonl")
         compaction = [e for e in session.entries if e.type == "compaction"][-1]
         found = session.token_breakdown(compaction.id)
         assert found.context_estimate == found.model_tokens  # all estimated, none stale

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import read_assistant as assistant
+from builders import read_user as user
 from helpers_read import (
-    assistant,
     entry,
     header,
     marker,
     message,
     time_limit,
-    user,
     write_session,
 )
 from hypothesis import HealthCheck, given, settings

@@ -1,0 +1,195 @@
+"""Listing and searching sessions: pi's rules for each field, damaged files listed
+with their problem, newest first, and the list / latest / search commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import BASE_MS
+from builders import read_assistant as assistant
+from builders import read_user as user
+from helpers_cli import runner
+from helpers_read import entry, header, iso
+from locations import FIXTURES, ROOT
+
+from jsonl_session.catalog.listing import NO_MESSAGES, latest_session, list_sessions, session_info
+from jsonl_session.catalog.search import search_sessions
+from jsonl_session.cli import app
+from jsonl_session.storage.paths import session_dir_for
+
+
+def write(path: Path, *lines: dict[str, Any] | str) -> Path:
+    text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def three_messages(folder: Path, name: str = "s.jsonl", **head: Any) -> Path:
+    return write(
+        folder / name,
+        header(**head),
+        entry("message", "a1", None, message=user("", ms=BASE_MS + 10)),
+        entry(
+            "message",
+            "a2",
+            "a1",
+            message={
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "first"},
+                    {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                    {"type": "text", "text": "words"},
+                ],
+                "timestamp": BASE_MS + 20,
+            },
+        ),
+        entry("message", "a3", "a2", message=assistant("reply", ms=BASE_MS + 30)),
+        entry("session_info", "n1", "a3", name="  Old name  "),
+        entry(
+            "message",
+            "a4",
+            "a1",
+            message={"role": "toolResult", "toolCallId": "x", "content": [], "timestamp": 9e15},
+        ),
+        entry("session_info", "n2", "n1", name="  Release prep "),
+    )
+
+
+class TestSessionInfo:
+    def test_follows_pis_rules_for_every_field(self, tmp_path: Path) -> None:
+        info = session_info(three_messages(tmp_path, parentSession="/x/parent.jsonl"))
+        assert info.problem is None
+        assert info.name == "Release prep"
+        # the empty user message has no text, so the next user message is the first
+        assert info.first_message == "first words"
+        assert info.message_count == 4  # every message entry, tool results and branches too
+        # a tool result's time does not count; the latest user/assistant message does
+        assert info.to_dict()["modified"] == iso(BASE_MS + 30)
+        assert info.to_dict()["created"] == iso(BASE_MS)
+        assert info.parent_session == "/x/parent.jsonl" and info.cwd == "/work/project"
+
+    def test_an_empty_name_clears_an_earlier_one(self, tmp_path: Path) -> None:
+        path = three_messages(tmp_path)
+        with path.open("a") as handle:
+            handle.write(json.dumps(entry("session_info", "n3", "n2", name="   ")) + "\n")
+        assert session_info(path).name is None
+
+    def test_modified_falls_back_to_the_entry_time_then_the_header(self, tmp_path: Path) -> None:
+        no_number = {"role": "user", "content": "hi", "timestamp": "soon"}
+        path = write(
+            tmp_path / "a.jsonl",
+            header(),
+            entry("message", "u", None, iso(BASE_MS + 5000), message=no_number),
+        )
+        assert session_info(path).to_dict()["modified"] == iso(BASE_MS + 5000)
+        bare = write(tmp_path / "b.jsonl", header())
+        info = session_info(bare)
+        assert info.to_dict()["modified"] == iso(BASE_MS) and info.first_message == NO_MESSAGES
+
+    def test_damaged_lines_are_skipped_and_damaged_files_listed(self, tmp_path: Path) -> None:
+        path = three_messages(tmp_path)
+        with path.open("a") as handle:
+            handle.write('{"type":"message","id":"torn')
+        assert session_info(path).message_count == 4
+        for name in ("damaged-empty", "damaged-no-header", "damaged-header-not-first"):
+            info = session_info(FIXTURES / f"{name}.jsonl")
+            assert info.problem is not None and info.id is None
+
+
+class TestListSessions:
+    def test_lists_newest_first_and_keeps_damaged_files(self, tmp_path: Path) -> None:
+        folder = tmp_path / "proj"
+        for fixture in ("linear", "branching", "damaged-empty", "v1"):
+            shutil.copy(FIXTURES / f"{fixture}.jsonl", folder.mkdir(exist_ok=True) or folder)
+        infos = list_sessions(folder)
+        assert len(infos) == 4
+        readable = [i for i in infos if i.problem is None]
+        assert [i.path.name for i in readable] == ["branching.jsonl", "linear.jsonl", "v1.jsonl"]
+        assert [i.path.name for i in list_sessions(folder, limit=2)] == [
+            i.path.name for i in infos[:2]
+        ]
+
+    def test_all_lists_every_project_under_the_root(self, tmp_path: Path) -> None:
+        three_messages(tmp_path / "one")
+        three_messages(tmp_path / "two", name="t.jsonl")
+        assert len(list_sessions(tmp_path, all_projects=True)) == 2
+        assert list_sessions(tmp_path) == []
+
+    def test_latest_is_the_most_recently_active_session_of_a_directory(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JSONL_SESSION_DIR", str(tmp_path))
+        folder = session_dir_for("/work/project")
+        three_messages(folder, "older.jsonl")
+        newer = write(
+            folder / "newer.jsonl",
+            header(),
+            entry("message", "u", None, message=user("later", ms=BASE_MS + 99_000)),
+        )
+        found = latest_session("/work/project")
+        assert found is not None and found.path == newer
+        code = runner.invoke(app, ["latest", "--cwd", "/work/project"])
+        assert code.exit_code == 0 and code.stdout.strip() == str(newer)
+        missing = runner.invoke(app, ["latest", "--cwd", "/nowhere"])
+        assert missing.exit_code == 1 and "no sessions for /nowhere" in missing.stderr
+
+
+class TestSearch:
+    def test_finds_user_and_assistant_text_and_names_case_insensitively(
+        self, tmp_path: Path
+    ) -> None:
+        path = three_messages(tmp_path)
+        hits = list(search_sessions("WORDS", [path]))
+        assert [(h.entry_id, h.role, h.snippet) for h in hits] == [("a2", "user", "first words")]
+        assert [h.role for h in search_sessions("release", [path])] == ["name"]
+        assert [h.entry_id for h in search_sessions("reply", [path])] == ["a3"]
+
+    def test_finds_text_json_writes_escaped(self, tmp_path: Path) -> None:
+        quoted = 'say "hi"\\now'
+        path = write(
+            tmp_path / "q.jsonl", header(), entry("message", "u", None, message=user(quoted))
+        )
+        assert [h.entry_id for h in search_sessions('"hi"\\', [path])] == ["u"]
+        assert [h.entry_id for h in search_sessions("Ünï", [ROOT / "fixtures" / "linear.jsonl"])]
+
+    def test_snippets_are_short_and_marked_when_cut(self, tmp_path: Path) -> None:
+        text = "a" * 500 + " needle " + "b" * 500
+        path = write(
+            tmp_path / "n.jsonl", header(), entry("message", "u", None, message=user(text))
+        )
+        (hit,) = search_sessions("needle", [path])
+        assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+        assert len(hit.snippet) < 140
+
+
+class TestListCommand:
+    def test_json_lists_the_folder(self, tmp_path: Path) -> None:
+        three_messages(tmp_path)
+        done = runner.invoke(app, ["list", str(tmp_path), "--json"])
+        assert done.exit_code == 0
+        (info,) = json.loads(done.stdout)
+        assert info["name"] == "Release prep" and info["messageCount"] == 4
+
+    def test_the_default_is_the_current_directorys_sessions(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("JSONL_SESSION_DIR", str(tmp_path / "root"))
+        work = tmp_path / "work"
+        work.mkdir()
+        monkeypatch.chdir(work)
+        three_messages(session_dir_for(os.path.abspath(work)))
+        done = runner.invoke(app, ["list"])
+        assert done.exit_code == 0 and "Release prep" in done.stdout
+
+    def test_search_command_prints_path_line_and_snippet(self, tmp_path: Path) -> None:
+        path = three_messages(tmp_path)
+        done = runner.invoke(app, ["search", "reply", str(tmp_path), "--json"])
+        assert done.exit_code == 0
+        (hit,) = json.loads(done.stdout)
+        assert hit["path"] == str(path) and hit["entryId"] == "a3" and hit["line"] == 4
