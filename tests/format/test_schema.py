@@ -1,6 +1,6 @@
 """The committed JSON Schema (spec/schema/session.schema.json) and its generator.
 
-The schema is generated from jsonl_session.model; these tests keep the committed
+The schema is generated from jsonl_session.format.model; these tests keep the committed
 file in step with the model and check that it says what spec/SPEC.md says about
 required keys. The required keys below are written out from the spec on purpose,
 not read from the model, so a change to the model that drops one shows up here.
@@ -97,7 +97,7 @@ class TestCommittedSchema:
         committed = SCHEMA_FILE.read_text(encoding="utf-8")
         assert committed == generator.render(), (
             f"{SCHEMA_FILE.relative_to(ROOT)} is stale: it differs from what "
-            "jsonl_session.model generates. Run `python spec/schema/generate.py`."
+            "jsonl_session.format.model generates. Run `python spec/schema/generate.py`."
         )
 
     def test_the_generated_text_has_sorted_keys_indent_2_and_a_trailing_newline(
