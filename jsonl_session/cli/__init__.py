@@ -1,13 +1,13 @@
 """The `jsonl-session` command line: a thin Typer layer over the library.
 
-One module per command group; commands call the public API and turn its errors
-into one line on stderr (exit 1). Nothing in the library imports this package.
+One module per command group; what they share (options, settings, output, errors)
+is in options.py. Commands call the public API, importing what they use when they
+run, so starting the CLI imports only typer and these modules; they turn library
+errors into one line on stderr (exit 1). Options given before the command name are
+kept on Typer's context (options.Settings). Nothing in the library imports this package.
 """
 
 from __future__ import annotations
-
-import os
-from typing import Annotated
 
 import typer
 
@@ -20,6 +20,7 @@ from jsonl_session.cli import (
     maintain_cmds,
     stats_cmds,
 )
+from jsonl_session.cli.options import NoCacheOption, Settings
 
 app = typer.Typer(
     name="jsonl-session",
@@ -32,18 +33,8 @@ app = typer.Typer(
 
 
 @app.callback()
-def _everywhere(
-    no_cache: Annotated[
-        bool,
-        typer.Option(
-            "--no-cache",
-            help="Read every session file in full; neither use nor write the index cache "
-            "(same as JSONL_SESSION_NO_CACHE=1).",
-        ),
-    ] = False,
-) -> None:
-    if no_cache:
-        os.environ["JSONL_SESSION_NO_CACHE"] = "1"
+def _everywhere(ctx: typer.Context, no_cache: NoCacheOption = False) -> None:
+    ctx.obj = Settings(no_cache=no_cache)
 
 
 app.command(name="list")(list_cmds.list_)

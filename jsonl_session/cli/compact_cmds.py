@@ -1,83 +1,53 @@
-"""`compact`: show the plan, summarize, append the compaction (or prune), and the
-options shared with `branch --summarize`. Thin: every decision is the library's."""
+"""`compact`: show the plan, summarize, append the compaction (or prune). Thin: every
+decision is the library's, and its compaction is imported only when the command runs;
+--keep-recent-tokens and --reserve-tokens, when left out, take the library's defaults
+(pi's). The summarizer options shared with `branch --summarize`, and the spinner, are
+in options.py."""
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from jsonl_session.cli.options import (
-    err,
+    DryRunOption,
+    FileArg,
+    InstructionsOption,
+    JsonOption,
+    ModelOption,
+    SummarizerOption,
+    cache_for,
     existing_file,
     fail,
-    file_argument,
     out,
     print_json,
     reports_errors,
+    working,
 )
-from jsonl_session.compaction import (
-    CompactionPlan,
-    CompactionSettings,
-    PruneSettings,
-    Summarizer,
-    choose_summarizer,
-    plan_for,
-    plan_prune,
-    prune,
-)
-from jsonl_session.compaction import compact as compact_session
-from jsonl_session.compaction.planning import DEFAULT_SETTINGS
-from jsonl_session.compaction.summarizers import SUMMARIZER_NAMES
-from jsonl_session.session.facade import Session
-from jsonl_session.tokens import Breakdown
 
-FileArg = Annotated[Path, file_argument("Session file (.jsonl).")]
-SummarizerOption = Annotated[
-    str,
-    typer.Option(
-        "--summarizer",
-        help="offline (no network), anthropic, openai (Responses), openai-chat, or auto: "
-        "anthropic if ANTHROPIC_API_KEY is set, else openai if OPENAI_API_KEY is, else offline.",
-    ),
-]
-ModelOption = Annotated[
-    str | None, typer.Option("--model", help="Model for an LLM summarizer (default per provider).")
-]
-InstructionsOption = Annotated[
-    str | None, typer.Option("--instructions", help="Extra instructions for the summary.")
-]
+if TYPE_CHECKING:
+    from rich.table import Table
 
-
-@contextlib.contextmanager
-def working(summarizer: Summarizer, what: str) -> Iterator[None]:
-    """A spinner on stderr while a model writes (none offline or off a terminal)."""
-    # isatty, not rich's is_terminal: FORCE_COLOR must not send a spinner to a pipe
-    if summarizer.name == "offline" or not sys.stderr.isatty():
-        yield
-        return
-    model = getattr(summarizer, "model", "")
-    with err.status(f"{what} with {summarizer.name} {model}…"):
-        yield
+    from jsonl_session import Breakdown, CompactionPlan, Session
 
 
 @reports_errors
 def compact(
+    ctx: typer.Context,
     file: FileArg,
     summarizer: SummarizerOption = "auto",
     model: ModelOption = None,
     keep_recent_tokens: Annotated[
-        int, typer.Option(min=0, help="Tokens of recent messages kept word for word.")
-    ] = DEFAULT_SETTINGS.keep_recent_tokens,
+        int | None,
+        typer.Option(min=0, help="Tokens of recent messages kept word for word; default: pi's."),
+    ] = None,
     reserve_tokens: Annotated[
-        int, typer.Option(min=1, help="Tokens kept free in the window; sets the summary budget.")
-    ] = DEFAULT_SETTINGS.reserve_tokens,
+        int | None,
+        typer.Option(
+            min=1, help="Tokens kept free in the window; sets the summary budget; default: pi's."
+        ),
+    ] = None,
     instructions: InstructionsOption = None,
     prune_outputs: Annotated[
         bool,
@@ -87,22 +57,34 @@ def compact(
             "(our extension; pi ignores it).",
         ),
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the plan; write nothing.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    dry_run: DryRunOption = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Compact the active branch: summarize older messages, keep recent ones.
 
     Appends a compaction entry (history is never deleted)."""
+    from jsonl_session import (
+        DEFAULT_COMPACTION_SETTINGS,
+        SUMMARIZER_NAMES,
+        CompactionSettings,
+        Session,
+        choose_summarizer,
+        plan_for,
+    )
+    from jsonl_session import compact as compact_session
+
     if prune_outputs and (instructions or model or summarizer != "auto"):
         raise fail("--prune writes no summary: leave out --summarizer, --model and --instructions")
-    session = Session.open(existing_file(file))
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     if prune_outputs:
         _prune(session, dry_run, as_json)
         return
+    default = DEFAULT_COMPACTION_SETTINGS
     settings = CompactionSettings(
-        reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
+        reserve_tokens=default.reserve_tokens if reserve_tokens is None else reserve_tokens,
+        keep_recent_tokens=(
+            default.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
+        ),
     )
     plan = plan_for(session, settings)
     kept = _kept_ids(session, plan)
@@ -123,21 +105,23 @@ def compact(
         print_json({**result.to_dict(), "keep": kept, "modelTokens": _by_role(before, after)})
         return
     _print_plan(session, plan, kept)
-    out.print(_before_after(before, after))
-    out.print(
+    out().print(_before_after(before, after))
+    out().print(
         f"appended compaction {result.entry_id} ({result.summarizer}): "
         f"{result.estimated_before:,} → {result.tokens_after:,} tokens sent to the model"
     )
 
 
 def _prune(session: Session, dry_run: bool, as_json: bool) -> None:
+    from jsonl_session import PruneSettings, plan_prune, prune
+
     settings = PruneSettings()
     if dry_run:
         plan = plan_prune(session.branch_path(), settings)
         if as_json:
             print_json({**plan.to_dict(), "minimumTokens": settings.minimum_tokens})
         else:
-            out.print(
+            out().print(
                 f"would prune {len(plan.entry_ids)} tool outputs, about {plan.tokens_saved:,} "
                 f"tokens (old outputs hold {plan.candidates_tokens:,}; "
                 f"minimum {settings.minimum_tokens:,})"
@@ -154,7 +138,7 @@ def _prune(session: Session, dry_run: bool, as_json: bool) -> None:
             }
         )
         return
-    out.print(
+    out().print(
         f"appended prune entry {result.entry_id}: {len(result.plan.entry_ids)} tool outputs, "
         f"{result.tokens_before:,} → {result.tokens_after:,} tokens sent to the model"
     )
@@ -166,6 +150,9 @@ def _kept_ids(session: Session, plan: CompactionPlan) -> list[str]:
 
 
 def _print_plan(session: Session, plan: CompactionPlan, kept: list[str]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=f"compaction plan for {session.path}", show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()
@@ -183,7 +170,7 @@ def _print_plan(session: Session, plan: CompactionPlan, kept: list[str]) -> None
     ]
     for label, value in rows:
         table.add_row(Text(label), Text(value))
-    out.print(table)
+    out().print(table)
 
 
 def _span(entries: list[Any]) -> str:
@@ -200,6 +187,9 @@ def _by_role(before: Breakdown, after: Breakdown) -> dict[str, Any]:
 
 
 def _before_after(before: Breakdown, after: Breakdown) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="tokens sent to the model (estimated)", box=None)
     for column in ("role", "before", "after"):
         table.add_column(column, justify="left" if column == "role" else "right")

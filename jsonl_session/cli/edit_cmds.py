@@ -1,7 +1,8 @@
 """Commands that add to a session or make a new one: fork, branch (optionally
 with a summary of the branch left), label, name.
 
-Each appends entries (or writes a new file); none rewrites existing lines.
+Each appends entries (or writes a new file); none rewrites existing lines. The
+library is imported when a command runs; shared options are in options.py.
 """
 
 from __future__ import annotations
@@ -11,29 +12,26 @@ from typing import Annotated
 
 import typer
 
-from jsonl_session.cli.compact_cmds import (
+from jsonl_session.cli.options import (
+    FileArg,
+    IdArg,
     InstructionsOption,
+    JsonOption,
     ModelOption,
     SummarizerOption,
-    working,
-)
-from jsonl_session.cli.options import (
+    cache_for,
     existing_file,
     fail,
-    file_argument,
     out,
     print_json,
     reports_errors,
+    working,
 )
-from jsonl_session.compaction import choose_summarizer, summarize_branch
-from jsonl_session.session.facade import Session
-
-FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
-IdArg = Annotated[str, typer.Argument(help="Entry id (or a unique prefix of one).")]
 
 
 @reports_errors
 def fork(
+    ctx: typer.Context,
     file: FileArg,
     at: Annotated[
         str | None, typer.Option("--at", help="Entry to fork at; default: the active leaf.")
@@ -43,41 +41,49 @@ def fork(
     ] = None,
 ) -> None:
     """Copy the path root → entry into a new session file (labels come along)."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import Session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     entry_id = session.resolve_id(at) if at is not None else None
     forked = session.fork(entry_id, output)
-    out.print(str(forked.path))
+    out().print(str(forked.path))
 
 
 @reports_errors
 def branch(
+    ctx: typer.Context,
     file: FileArg,
     entry: IdArg,
     summarize: Annotated[
         bool,
         typer.Option(
             "--summarize",
-            help="Summarize the branch being left and append the summary at the entry.",
+            help="Summarize the branch being left and append the summary at the entry "
+            "(--summarizer, --model, --instructions and --json go with it).",
         ),
     ] = False,
     summarizer: SummarizerOption = "auto",
     model: ModelOption = None,
     instructions: InstructionsOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (with --summarize).")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Make an earlier entry the active leaf; the move is saved in the file."""
+    from jsonl_session import Session
+
     if not summarize and (instructions or model or summarizer != "auto" or as_json):
         raise fail("--summarizer, --model, --instructions and --json go with --summarize")
-    session = Session.open(existing_file(file))
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     entry_id = session.resolve_id(entry)
     if summarize:
+        from jsonl_session import choose_summarizer, summarize_branch
+
         chosen = choose_summarizer(summarizer, model)
         with working(chosen, "summarizing the branch"):
             result = summarize_branch(session, entry_id, chosen, instructions=instructions)
         if as_json:
             print_json(result.to_dict())
         else:
-            out.print(
+            out().print(
                 f"summarized {len(result.summarized)} entries of the branch left behind "
                 f"({result.summarizer}); active leaf is now the branch summary "
                 f"{result.entry_id} at {entry_id}"
@@ -85,33 +91,39 @@ def branch(
         return
     marker = session.branch(entry_id)
     if marker is None:
-        out.print(f"{entry_id} is already the active leaf; nothing written")
+        out().print(f"{entry_id} is already the active leaf; nothing written")
     else:
-        out.print(f"active leaf is now {entry_id} (marker {marker} appended)")
+        out().print(f"active leaf is now {entry_id} (marker {marker} appended)")
 
 
 @reports_errors
 def label(
+    ctx: typer.Context,
     file: FileArg,
     entry: IdArg,
     text: Annotated[str | None, typer.Argument(help="Label text; leave out to clear.")] = None,
 ) -> None:
     """Set the label of an entry, or clear it when no text is given."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import Session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     entry_id = session.resolve_id(entry)
     session.append_label(entry_id, text)
     if text:
-        out.print(f"labelled {entry_id} {text!r}")
+        out().print(f"labelled {entry_id} {text!r}")
     else:
-        out.print(f"cleared the label of {entry_id}")
+        out().print(f"cleared the label of {entry_id}")
 
 
 @reports_errors
 def name(
+    ctx: typer.Context,
     file: FileArg,
     text: Annotated[str, typer.Argument(help="The session's name; empty clears it.")],
 ) -> None:
     """Name the session (appends a session_info entry)."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import Session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     session.append_session_info(text)
-    out.print(f"named {text.strip()!r}" if text.strip() else "cleared the name")
+    out().print(f"named {text.strip()!r}" if text.strip() else "cleared the name")

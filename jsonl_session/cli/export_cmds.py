@@ -1,8 +1,9 @@
 """Commands that turn a session into something to read elsewhere: export (Markdown,
 HTML, JSON, optionally redacted) and textconv (a transcript for ``git diff``).
 
-Thin: the formats are export.py's and transcript.py's. Neither command changes the
-session file; export writes only its own output file.
+Thin: the formats are the library's export and transcript, imported when a command
+runs (textconv writes plain text and never imports rich). Neither command changes
+the session file; export writes only its own output file.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from typing import Annotated
 
 import typer
 
-from jsonl_session.cli.options import err, existing_file, file_argument, reports_errors
-from jsonl_session.export import export_session, write_export
-from jsonl_session.session.facade import Session
-from jsonl_session.views.transcript import textconv as transcript_text
-
-FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
+from jsonl_session.cli.options import (
+    FileArg,
+    LeafOption,
+    cache_for,
+    err,
+    existing_file,
+    reports_errors,
+)
 
 
 class Format(StrEnum):
@@ -30,12 +33,10 @@ class Format(StrEnum):
 
 @reports_errors
 def export(
+    ctx: typer.Context,
     file: FileArg,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.MARKDOWN,
-    leaf: Annotated[
-        str | None,
-        typer.Option("--leaf", help="Export the path to this entry; default: the active leaf."),
-    ] = None,
+    leaf: LeafOption = None,
     all_branches: Annotated[
         bool, typer.Option("--all-branches", help="Every branch, not only the active path.")
     ] = False,
@@ -51,7 +52,9 @@ def export(
     ] = False,
 ) -> None:
     """Export as Markdown, one self-contained HTML page, or JSON (entries with the tree)."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import Session, export_session, write_export
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     result = export_session(
         session, fmt.value, leaf_id=leaf_id, all_branches=all_branches, redact=redact
@@ -59,17 +62,19 @@ def export(
     if redact:
         kinds = ", ".join(f"{kind} {n}" for kind, n in result.redactions.items())
         noun = "secret" if result.redacted == 1 else "secrets"
-        err.print(f"redacted {result.redacted} {noun}" + (f" ({kinds})" if kinds else ""))
+        err().print(f"redacted {result.redacted} {noun}" + (f" ({kinds})" if kinds else ""))
     if output is None:
         sys.stdout.write(result.text)
         sys.stdout.flush()
         return
     write_export(result.text, output, force=force, source=session.path)
-    err.print(f"wrote {output}")
+    err().print(f"wrote {output}")
 
 
 @reports_errors
-def textconv(file: FileArg) -> None:
+def textconv(ctx: typer.Context, file: FileArg) -> None:
     """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
-    sys.stdout.write(transcript_text(existing_file(file)))
+    from jsonl_session import textconv as transcript_text
+
+    sys.stdout.write(transcript_text(existing_file(file), cache=cache_for(ctx)))
     sys.stdout.flush()

@@ -1,37 +1,35 @@
-"""Read-only commands: show, tree, context. None of them writes anything."""
+"""Read-only commands: show, tree, context. None of them writes anything.
+
+Each imports the library when it runs, and rich only to print styled text (never
+for --json); `context` imports a provider's adapter only for that provider's --format.
+"""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable
 from enum import StrEnum
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from jsonl_session.cli.options import (
+    FileArg,
+    JsonOption,
+    LeafOption,
+    cache_for,
     err,
     existing_file,
-    file_argument,
+    one_line,
     out,
     print_json,
     reports_errors,
     styled,
 )
-from jsonl_session.context import EMPTY_LEAF, SessionContext
-from jsonl_session.messages import message_text
-from jsonl_session.providers.anthropic import to_anthropic
-from jsonl_session.providers.common import ProviderRequest
-from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
-from jsonl_session.session.facade import Session
-from jsonl_session.tree import TreeNode, iter_nodes
-from jsonl_session.views.describe import entry_summary, one_line
 
-FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from jsonl_session import ProviderRequest, SessionContext, TreeNode
 
 
 class ContextFormat(StrEnum):
@@ -41,18 +39,29 @@ class ContextFormat(StrEnum):
     OPENAI_RESPONSES = "openai-responses"
 
 
-ADAPTERS: dict[ContextFormat, Callable[[SessionContext, str | None], ProviderRequest]] = {
-    ContextFormat.ANTHROPIC: lambda c, s: to_anthropic(c, system=s),
-    ContextFormat.OPENAI_CHAT: lambda c, s: to_openai_chat(c, system=s),
-    ContextFormat.OPENAI_RESPONSES: lambda c, s: to_openai_responses(c, instructions=s),
-}
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+def _provider_request(
+    output_format: ContextFormat, built: SessionContext, system: str | None
+) -> ProviderRequest:
+    """The request ``output_format``'s API would get; imports only that adapter."""
+    if output_format is ContextFormat.ANTHROPIC:
+        from jsonl_session import to_anthropic
+
+        return to_anthropic(built, system=system)
+    if output_format is ContextFormat.OPENAI_CHAT:
+        from jsonl_session import to_openai_chat
+
+        return to_openai_chat(built, system=system)
+    from jsonl_session import to_openai_responses
+
+    return to_openai_responses(built, instructions=system)
 
 
 @reports_errors
-def show(file: FileArg, as_json: JsonOpt = False) -> None:
+def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None:
     """Header, version, counts by entry type and role, leaf, name, labels, problems."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import Session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     if as_json:
         print_json(
             {
@@ -85,23 +94,28 @@ def show(file: FileArg, as_json: JsonOpt = False) -> None:
         ("leaf", session.leaf_id or "-"),
         ("labels", ", ".join(f"{k} {v!r}" for k, v in session.labels.items()) or "-"),
     ]
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in rows:
         table.add_row(Text(key), Text(value))
-    out.print(table)
+    out().print(table)
     problems = session.problems
     if problems:
-        out.print(styled("\n", (f"{len(problems)} problem(s):", "yellow")))
+        out().print(styled("\n", (f"{len(problems)} problem(s):", "yellow")))
         for problem in problems:
-            out.print(f"  {problem}")
+            out().print(f"  {problem}")
 
 
 @reports_errors
-def tree(file: FileArg, as_json: JsonOpt = False) -> None:
+def tree(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None:
     """The branch structure, active path marked (*), labels shown, leaf markers folded."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import Session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     roots = session.tree()
     if as_json:
         print_json(
@@ -113,14 +127,16 @@ def tree(file: FileArg, as_json: JsonOpt = False) -> None:
         )
         return
     if not roots:
-        out.print("(no entries)")
+        out().print("(no entries)")
     for line in _render(roots):
-        out.print(line)
+        out().print(line)
     for problem in session.problems:
-        out.print(styled(("problem:", "yellow"), f" {problem}"))
+        out().print(styled(("problem:", "yellow"), f" {problem}"))
 
 
 def _with_shown_parents(roots: list[TreeNode]) -> list[tuple[TreeNode, str | None]]:
+    from jsonl_session import iter_nodes
+
     parent_of: dict[int, str] = {
         id(child): node.entry.id for _, node in iter_nodes(roots) for child in node.children
     }
@@ -128,6 +144,8 @@ def _with_shown_parents(roots: list[TreeNode]) -> list[tuple[TreeNode, str | Non
 
 
 def _node_json(node: TreeNode, shown_parent: str | None) -> dict[str, Any]:
+    from jsonl_session import entry_summary
+
     entry = node.entry
     return {
         "id": entry.id,
@@ -145,6 +163,8 @@ def _node_json(node: TreeNode, shown_parent: str | None) -> dict[str, Any]:
 def _render(roots: list[TreeNode]) -> list[Text]:
     """Lines of the tree; a chain of single children stays at one indent, so long
     linear sessions do not drift to the right."""
+    from rich.text import Text
+
     lines: list[Text] = []
     stack: list[tuple[TreeNode, str, str]] = []
     for i in reversed(range(len(roots))):
@@ -164,6 +184,8 @@ def _render(roots: list[TreeNode]) -> list[Text]:
 
 
 def _node_text(node: TreeNode) -> Text:
+    from jsonl_session import entry_summary
+
     marker = ("*", "bold green") if node.on_active_path else " "
     label = (f" [{node.label}]", "magenta") if node.label else ""
     return styled(marker, " ", (node.entry.id, "dim"), " ", entry_summary(node.entry, 60), label)
@@ -171,10 +193,9 @@ def _node_text(node: TreeNode) -> Text:
 
 @reports_errors
 def context(
+    ctx: typer.Context,
     file: FileArg,
-    leaf: Annotated[
-        str | None, typer.Option(help="Entry id (or unique prefix) to build from; default: leaf.")
-    ] = None,
+    leaf: LeafOption = None,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -201,30 +222,34 @@ def context(
 ) -> None:
     """The context the model sees from the active leaf (or --leaf), or the request a
     provider's API would get for it."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import EMPTY_LEAF, Session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else (session.leaf_id or EMPTY_LEAF)
     built = session.build_context(leaf_id, pruning=not no_prune)
     path = session.branch_path(leaf_id) if leaf_id else []
     if path and path[0].parent_id is not None:
-        err.print(
+        err().print(
             f"warning: {session.path}: entry {path[0].id} (line {path[0].line}) has parent "
             f"{path[0].parent_id}, which does not exist; the context starts there, as in pi"
         )
     if output_format is not ContextFormat.PI:
-        request = ADAPTERS[output_format](built, system)
+        import json
+
+        request = _provider_request(output_format, built, system)
         repairs = [r.to_dict() for r in request.repairs]
         if as_json:
             print_json({"request": request.kwargs, "repairs": repairs})
             return
-        out.print(json.dumps(request.kwargs, indent=2, ensure_ascii=False))
+        out().print(json.dumps(request.kwargs, indent=2, ensure_ascii=False))
         for repair in request.repairs:
-            err.print(f"repair: message {repair.index}: {repair.detail} ({repair.kind})")
+            err().print(f"repair: message {repair.index}: {repair.detail} ({repair.kind})")
         return
     if as_json:
         print_json(built.to_dict())
         return
     model = built.model or {}
-    out.print(
+    out().print(
         styled(
             ("model", "bold"),
             f" {model.get('provider', '-')}/{model.get('modelId', '-')}   ",
@@ -235,11 +260,13 @@ def context(
         )
     )
     for message in built.messages:
-        out.print(styled("\n", (f"── {message.get('role')}", "bold cyan")))
-        out.print(_message_body(message))
+        out().print(styled("\n", (f"── {message.get('role')}", "bold cyan")))
+        out().print(_message_body(message))
 
 
 def _message_body(message: dict[str, Any], limit: int = 2000) -> str:
+    from jsonl_session import message_text
+
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
         text = str(message.get("summary", ""))

@@ -1,40 +1,170 @@
-"""Shared plumbing for CLI commands: error reporting, JSON output, consoles.
+"""What the CLI's commands share: the settings given before the command name, each
+shared argument and option (defined once, one help text each), error reporting, JSON
+and styled output, and the progress bar and spinner.
 
+Light on purpose: it imports typer and `jsonl_session` (whose names load lazily) and
+nothing heavier. The rich consoles are made, and rich imported, on first use, so a
+command that prints only JSON or raw text (--json, textconv, export to stdout) never
+imports rich; library names are imported inside the functions that use them.
 Library errors become one line on stderr and exit code 1, never a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from jsonl_session.errors import JsonlSessionError
-from jsonl_session.format.jsonio import dumps
+from jsonl_session import JsonlSessionError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as Bar
+    from rich.progress import TaskID
+    from rich.text import Text
+
+    from jsonl_session import Progress, Summarizer
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# Text from session files and paths is printed as it is: no markup is ever parsed
-# from it. Styled output is built from rich Text objects.
-out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+# --- settings given before the command name ---------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The global options (`jsonl-session --no-cache COMMAND`), kept on Typer's context
+    as ``ctx.obj`` for the command to read."""
+
+    no_cache: bool = False
+
+    def cache(self, no_cache: bool = False) -> Literal[False] | None:
+        """The library's ``cache=`` argument: False when either this setting or the
+        command's own --no-cache says so, else None (the default cache, which the
+        library turns off when JSONL_SESSION_NO_CACHE is set)."""
+        return False if self.no_cache or no_cache else None
+
+
+def cache_for(ctx: typer.Context, no_cache: bool = False) -> Literal[False] | None:
+    """``cache=`` for library calls in the command run by ``ctx``."""
+    return (ctx.find_object(Settings) or Settings()).cache(no_cache)
+
+
+# --- shared arguments and options ---------------------------------------------------
+
+
+def _file_argument(help_text: str) -> Any:
+    # readable=False: an unreadable file is reported by the library as one line
+    # with exit code 1, like every other bad input.
+    return typer.Argument(help=help_text, readable=False)
+
+
+FileArg = Annotated[Path, _file_argument("A session .jsonl file.")]
+FilesArg = Annotated[list[Path], _file_argument("Session .jsonl files.")]
+IdArg = Annotated[str, typer.Argument(help="Entry id (or a unique prefix of one).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+NoCacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Read every session file in full; neither use nor write the index cache "
+        "(same as JSONL_SESSION_NO_CACHE=1).",
+    ),
+]
+LeafOption = Annotated[
+    str | None,
+    typer.Option(
+        "--leaf",
+        help="Use the path to this entry (id or unique prefix); default: the active leaf.",
+    ),
+]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Say what would be done; write nothing.")
+]
+DirArg = Annotated[
+    Path | None,
+    typer.Argument(help="A project folder of sessions (default: the current directory's)."),
+]
+AllOption = Annotated[
+    bool, typer.Option("--all", help="Every project under the session root (or under DIR).")
+]
+CwdOption = Annotated[
+    str | None,
+    typer.Option("--cwd", help="Use this directory's sessions instead of the current one's."),
+]
+SummarizerOption = Annotated[
+    str,
+    typer.Option(
+        "--summarizer",
+        help="offline (no network), anthropic, openai (Responses), openai-chat, or auto: "
+        "anthropic if ANTHROPIC_API_KEY is set, else openai if OPENAI_API_KEY is, else offline.",
+    ),
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", help="Model for an LLM summarizer (default per provider).")
+]
+InstructionsOption = Annotated[
+    str | None, typer.Option("--instructions", help="Extra instructions for the summary.")
+]
+
+
+# --- output ---------------------------------------------------------------------------
+
+
+@functools.cache
+def _console(stderr: bool) -> Console:
+    from rich.console import Console
+
+    # Text from session files and paths is printed as it is: no markup is ever parsed
+    # from it. Styled output is built from rich Text objects.
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def out() -> Console:
+    """The console on stdout (made, and rich imported, on first use)."""
+    return _console(False)
+
+
+def err() -> Console:
+    """The console on stderr (made, and rich imported, on first use)."""
+    return _console(True)
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
     """Text from plain strings and (text, style) pairs."""
+    from rich.text import Text
+
     return Text.assemble(*parts)
 
 
+def one_line(text: str, width: int = 72) -> str:
+    """``text`` on one line (runs of whitespace made one space), cut to ``width``."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def print_json(value: Any) -> None:
+    """Compact JSON, as JSON.stringify writes it, on stdout."""
+    from jsonl_session import to_json
+
+    sys.stdout.buffer.write(to_json(value) + b"\n")
+    sys.stdout.flush()
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
 def fail(message: str) -> typer.Exit:
-    err.print(styled(("error:", "red"), " ", message))
+    err().print(styled(("error:", "red"), " ", message))
     return typer.Exit(1)
 
 
@@ -59,12 +189,6 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def print_json(value: Any) -> None:
-    """Compact JSON, as JSON.stringify writes it, on stdout."""
-    sys.stdout.buffer.write(dumps(value) + b"\n")
-    sys.stdout.flush()
-
-
 def existing_file(path: Path) -> Path:
     if not path.exists():
         raise fail(f"{path}: no such file")
@@ -73,7 +197,43 @@ def existing_file(path: Path) -> Path:
     return path
 
 
-def file_argument(help_text: str) -> Any:
-    # readable=False: an unreadable file is reported by the library as one line
-    # with exit code 1, like every other bad input.
-    return typer.Argument(help=help_text, readable=False)
+# --- progress -------------------------------------------------------------------------
+
+PROGRESS_AFTER_SECONDS = 0.5
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[Progress]:
+    """A progress callback that shows a bar on stderr once work has taken a moment."""
+    started = time.monotonic()
+    holder: dict[str, tuple[Bar, TaskID]] = {}
+
+    def report(done: int, total: int) -> None:
+        if "bar" not in holder:
+            if time.monotonic() - started < PROGRESS_AFTER_SECONDS or not err().is_terminal:
+                return
+            from rich.progress import Progress as Bar
+
+            bar = Bar(console=err(), transient=True)
+            bar.start()
+            holder["bar"] = (bar, bar.add_task(label, total=total))
+        bar, task = holder["bar"]
+        bar.update(task, completed=done)
+
+    try:
+        yield report
+    finally:
+        if "bar" in holder:
+            holder["bar"][0].stop()
+
+
+@contextlib.contextmanager
+def working(summarizer: Summarizer, what: str) -> Iterator[None]:
+    """A spinner on stderr while a model writes (none offline or off a terminal)."""
+    # isatty, not rich's is_terminal: FORCE_COLOR must not send a spinner to a pipe
+    if summarizer.name == "offline" or not sys.stderr.isatty():
+        yield
+        return
+    model = getattr(summarizer, "model", "")
+    with err().status(f"{what} with {summarizer.name} {model}…"):
+        yield

@@ -1,37 +1,47 @@
-"""`stats`: where a session's tokens go, as a table with bars, or JSON. Read-only."""
+"""`stats`: where a session's tokens go, as a table with bars, or JSON. Read-only.
+The library is imported when the command runs, rich's tables only for the tables."""
 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from jsonl_session.cli.options import existing_file, file_argument, out, print_json, reports_errors
-from jsonl_session.session.facade import Session
+from jsonl_session.cli.options import (
+    FileArg,
+    JsonOption,
+    LeafOption,
+    cache_for,
+    existing_file,
+    out,
+    print_json,
+    reports_errors,
+)
 
-FileArg = Annotated[Path, file_argument("A session .jsonl file.")]
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
 BAR_WIDTH = 30
 
 
 @reports_errors
 def stats(
-    file: FileArg,
-    leaf: Annotated[
-        str | None, typer.Option(help="Entry id (or unique prefix) to measure from; default: leaf.")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    ctx: typer.Context, file: FileArg, leaf: LeafOption = None, as_json: JsonOption = False
 ) -> None:
     """Stored vs model-facing tokens, by entry type, role and tool, and the largest entries."""
-    session = Session.open(existing_file(file))
+    from jsonl_session import Session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     found = session.token_breakdown(leaf_id)
     if as_json:
         print_json(found.to_dict())
         return
+    from rich.table import Table
+    from rich.text import Text
+
     total = max(found.stored_tokens, 1)
     summary = Table(title="Tokens (estimated: characters / 4)", show_header=False, box=None)
     summary.add_column(style="bold")
@@ -48,24 +58,27 @@ def stats(
     summary.add_row(
         Text("context estimate"), f"{found.context_estimate:,}", Text("(last usage + estimate)")
     )
-    out.print(summary)
+    out().print(summary)
     for title, stored, model in (
         ("by entry type", found.by_entry_type, None),
         ("by message role", found.by_role, found.by_role_model),
         ("by tool", found.by_tool, found.by_tool_model),
     ):
-        out.print(_counter_table(title, stored, model, total))
+        out().print(_counter_table(title, stored, model, total))
     largest = Table(title="largest entries", box=None)
     for column in ("entry", "line", "what", "tokens"):
         largest.add_column(column, justify="right" if column in ("line", "tokens") else "left")
     for item in found.largest:
         largest.add_row(item.entry_id, str(item.line), Text(item.what), f"{item.tokens:,}")
-    out.print(largest)
+    out().print(largest)
 
 
 def _counter_table(
     title: str, stored: Counter[str], model: Counter[str] | None, total: int
 ) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=title, box=None)
     table.add_column("")
     table.add_column("stored", justify="right")
@@ -81,5 +94,7 @@ def _counter_table(
 
 
 def _bar(value: int, total: int) -> Text:
+    from rich.text import Text
+
     filled = round(BAR_WIDTH * value / total) if total else 0
     return Text("█" * filled + "·" * (BAR_WIDTH - filled), style="cyan")
