@@ -45,7 +45,7 @@ def fork(
 
     session = Session.open(existing_file(file), cache=cache_for(ctx))
     entry_id = session.resolve_id(at) if at is not None else None
-    forked = session.fork(entry_id, output)
+    forked = session.fork(entry_id, output, cache=cache_for(ctx))
     out().print(str(forked.path))
 
 

@@ -259,10 +259,17 @@ class Session(EntryAppends):
 
     # --- forking ---------------------------------------------------------------
 
-    def fork(self, entry_id: str | None = None, path: str | Path | None = None) -> Session:
+    def fork(
+        self,
+        entry_id: str | None = None,
+        path: str | Path | None = None,
+        *,
+        cache: CacheOption = None,
+    ) -> Session:
         """A new session file holding the path root → ``entry_id`` (default: the leaf).
 
-        Labels on the path come along; the header's parentSession is this file.
+        Labels on the path come along; the header's parentSession is this file. The new
+        file is opened with ``cache`` (as in `Session.open`).
         """
         self._file.check_writable()
         target = entry_id if entry_id is not None else self._state.leaf
@@ -274,7 +281,7 @@ class Session(EntryAppends):
         write_fork(
             new_path, header, self._state.path_to(target), self._state.labels, self._file.fsync
         )
-        return Session.open(new_path, fsync=self._file.fsync)
+        return Session.open(new_path, fsync=self._file.fsync, cache=cache)
 
     @classmethod
     def fork_from(
@@ -293,7 +300,7 @@ class Session(EntryAppends):
         header = _new_header(str(Path(target_cwd).absolute()), str(source_path))
         new_path = Path(path) if path is not None else _new_file_path(session_dir, header)
         write_copy(new_path, header, loaded, fsync)
-        return cls.open(new_path, fsync=fsync)
+        return cls.open(new_path, fsync=fsync, cache=cache)
 
     # --- maintenance -------------------------------------------------------------
 
