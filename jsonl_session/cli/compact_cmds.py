@@ -1,8 +1,9 @@
 """`compact`: show the plan, summarize, append the compaction (or prune). Thin: every
-decision is the library's, and its compaction is imported only when the command runs;
+decision is the library's, and its compaction is imported only when the command runs.
 --keep-recent-tokens and --reserve-tokens, when left out, take the library's defaults
-(pi's). The summarizer options shared with `branch --summarize`, and the spinner, are
-in options.py."""
+(pi's; their help repeats the figures, which a test holds equal to the library's). The
+summarizer options shared with `branch --summarize`, and the spinner, are in options.py.
+"""
 
 from __future__ import annotations
 
@@ -40,12 +41,15 @@ def compact(
     model: ModelOption = None,
     keep_recent_tokens: Annotated[
         int | None,
-        typer.Option(min=0, help="Tokens of recent messages kept word for word; default: pi's."),
+        typer.Option(
+            min=0, help="Tokens of recent messages kept word for word; default: pi's, 20000."
+        ),
     ] = None,
     reserve_tokens: Annotated[
         int | None,
         typer.Option(
-            min=1, help="Tokens kept free in the window; sets the summary budget; default: pi's."
+            min=1,
+            help="Tokens kept free in the window; sets the summary budget; default: pi's, 16384.",
         ),
     ] = None,
     instructions: InstructionsOption = None,

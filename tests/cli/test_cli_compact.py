@@ -12,7 +12,7 @@ import pytest
 from helpers_cli import invoke
 from helpers_compaction import noisy_session, work_session
 
-from jsonl_session import Session
+from jsonl_session import DEFAULT_COMPACTION_SETTINGS, Session
 
 KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
@@ -21,6 +21,15 @@ KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 def no_api_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in KEY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+
+
+class TestCompactHelp:
+    def test_help_gives_the_library_defaults_for_the_token_options(self) -> None:
+        code, out, _ = invoke("compact", "--help")
+        flat = " ".join(out.replace("│", " ").split())
+        assert code == 0
+        assert f"default: pi's, {DEFAULT_COMPACTION_SETTINGS.keep_recent_tokens}." in flat
+        assert f"default: pi's, {DEFAULT_COMPACTION_SETTINGS.reserve_tokens}." in flat
 
 
 class TestCompactDryRun:
