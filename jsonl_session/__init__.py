@@ -55,7 +55,13 @@ if TYPE_CHECKING:
     )
     from jsonl_session.compaction.planning import DEFAULT_SETTINGS as DEFAULT_COMPACTION_SETTINGS
     from jsonl_session.compaction.summarizers import SUMMARIZER_NAMES
-    from jsonl_session.context import EMPTY_LEAF, SessionContext, build_context
+    from jsonl_session.context import (
+        EMPTY_LEAF,
+        ProjectedEntry,
+        Projection,
+        SessionContext,
+        build_context,
+    )
     from jsonl_session.export import (
         FORMATS as EXPORT_FORMATS,
     )
@@ -106,6 +112,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "iter_nodes": ("tree", "iter_nodes"),
     "EMPTY_LEAF": ("context", "EMPTY_LEAF"),
     "SessionContext": ("context", "SessionContext"),
+    "Projection": ("context", "Projection"),
+    "ProjectedEntry": ("context", "ProjectedEntry"),
     "build_context": ("context", "build_context"),
     "Breakdown": ("tokens", "Breakdown"),
     "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
@@ -207,6 +215,8 @@ __all__ = [
     "OpenAISummarizer",
     "Problem",
     "Progress",
+    "ProjectedEntry",
+    "Projection",
     "ProviderRequest",
     "PrunePlan",
     "PruneResult",

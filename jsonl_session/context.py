@@ -1,12 +1,19 @@
-"""Building the model context: the messages a model sees from a given leaf.
+"""Building the model context: the messages a model sees from a given leaf, and which
+entry each of them came from (pi 1.5's session projection).
 
-A pure function of (entries, leaf): walk leaf to root in O(path), take the model and
-thinking level from the path, let only the last compaction on the path count, and
-turn `message`, `custom_message` and non-empty `branch_summary` entries into
-messages in pi's shapes. Only entries on the path have their bodies decoded. Tool
-outputs our prune entries name become a placeholder (``pruning=False`` shows them
-whole, as pi does); deciding what to prune is compaction/pruning.py's. Turning these
-messages into a provider's request is providers/' job.
+A pure function of (entries, leaf): walk leaf to root in O(path) and take the model
+and thinking level from the whole path. With a compaction on the path only the last
+one counts: its system checkpoint (if any) and summary lead, then the entries from
+its first kept entry up to it (system messages there give way to the checkpoint; a
+retain-none compaction names itself, so nothing before it is kept), then everything
+after it; an older compaction inside that range adds nothing. Then the latest
+``context_edit`` per target among those entries applies: ``null`` omits the target,
+a replacement changes only its content. `message`, `custom_message`, non-empty
+`branch_summary` and `compaction` entries become messages in pi's shapes (null
+contents as pi reads them). Only entries the context draws on have their bodies
+decoded. Tool outputs our prune entries name become a placeholder (``pruning=False``
+shows them whole, as pi does); deciding what to prune is compaction/pruning.py's.
+Turning these messages into a provider's request is providers/' job.
 """
 
 from __future__ import annotations
@@ -39,6 +46,31 @@ class SessionContext:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectedEntry:
+    """One entry the context draws on and the messages it contributes (none for a
+    label, a usage or a context_edit entry, an omitted target, an older compaction)."""
+
+    entry: StoredEntry
+    messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """The context with its provenance: each selected entry in order with its messages."""
+
+    entries: list[ProjectedEntry] = field(default_factory=list)
+    thinking_level: str = "off"
+    model: dict[str, Any] | None = None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return [message for item in self.entries for message in item.messages]
+
+    def context(self) -> SessionContext:
+        return SessionContext(self.messages, self.thinking_level, self.model)
+
+
 def build_context(
     entries: Sequence[StoredEntry],
     leaf_id: str | None = None,
@@ -63,28 +95,92 @@ def build_context(
 
 
 def context_from_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> SessionContext:
-    """The context for a root-to-leaf path (see build_context). With ``pruning``, tool
-    outputs named by our prune entries on the path are replaced by a placeholder
-    (our extension; pi shows them whole, as ``pruning=False`` does)."""
+    """The context for a root-to-leaf path (see build_context and project_path)."""
+    return project_path(path, pruning=pruning).context()
+
+
+def project_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> Projection:
+    """The projection for a root-to-leaf path. With ``pruning``, tool outputs named by
+    our prune entries on the path are replaced by a placeholder (our extension; pi
+    shows them whole, as ``pruning=False`` does)."""
     pruned = pruned_entry_ids(path) if pruning else set()
     thinking_level, model = _settings(path)
-    compaction_at = _last_compaction(path)
-    messages: list[dict[str, Any]] = []
-    first_kept = None
-    if compaction_at is not None:
-        compaction = path[compaction_at].data()
-        messages.append(_derived("compactionSummary", compaction, ("summary", "tokensBefore")))
-        first_kept = compaction.get("firstKeptEntryId")
-    kept = [
-        path[i]
-        for i in kept_positions(path, compaction_at, first_kept)
-        if path[i].type in _MESSAGE_TYPES
-    ]
-    for entry, raw in zip(kept, raw_lines(kept), strict=True):
-        message = as_message(entry.type, loads_object(raw))
-        if message is not None:
-            messages.append(pruned_output(message, entry.id) if entry.id in pruned else message)
-    return SessionContext(messages, thinking_level, model)
+    selected = _selected(path)
+    edits = _latest_edits(selected)
+    bodies = [e for i, e in enumerate(selected) if _contributes(e, i)]
+    data_of = {id(e): loads_object(raw) for e, raw in zip(bodies, raw_lines(bodies), strict=True)}
+    projected = []
+    for entry in selected:
+        data = data_of.get(id(entry))
+        messages = [] if data is None else _entry_messages(entry.type, data)
+        if messages and entry.id in edits:
+            messages = _edited(messages, edits[entry.id])
+        if entry.id in pruned:
+            messages = [pruned_output(m, entry.id) for m in messages]
+        projected.append(ProjectedEntry(entry, messages))
+    return Projection(projected, thinking_level, model)
+
+
+def _selected(path: Sequence[StoredEntry]) -> list[StoredEntry]:
+    """The entries the context draws on, in order (pi's buildContextEntries): with a
+    compaction on the path, the last one, then the non-system entries from its first
+    kept entry up to it, then every entry after it; else the whole path."""
+    at = _last_compaction(path)
+    if at is None:
+        return list(path)
+    first_kept = path[at].data().get("firstKeptEntryId")
+    start = next((i for i in range(at) if path[i].id == first_kept), at)
+    kept = [e for e in path[start:at] if not (e.type == "message" and e.role == "system")]
+    return [path[at], *kept, *path[at + 1 :]]
+
+
+def _contributes(entry: StoredEntry, position: int) -> bool:
+    """Whether the entry's body is needed: it may become messages (a compaction only
+    as the first selected entry) or it is a context edit."""
+    if entry.type == "compaction":
+        return position == 0
+    return entry.type in _MESSAGE_TYPES or entry.type == "context_edit"
+
+
+def _latest_edits(selected: Sequence[StoredEntry]) -> dict[str, dict[str, Any]]:
+    """The last usable context_edit per target among the selected entries. An edit
+    without a ``replacement`` key is not used (pi fails on it)."""
+    edits: dict[str, dict[str, Any]] = {}
+    for entry in selected:
+        if entry.type == "context_edit":
+            data = entry.data()
+            target = data.get("targetId")
+            if isinstance(target, str) and "replacement" in data:
+                edits[target] = data
+    return edits
+
+
+def _edited(messages: list[dict[str, Any]], edit: dict[str, Any]) -> list[dict[str, Any]]:
+    """What an edit leaves of an entry's messages: none for a ``null`` replacement,
+    else the same messages with the replacement's content (a string becomes one text
+    block for assistant and tool results; no content at all when it has none)."""
+    replacement = edit["replacement"]
+    if replacement is None:
+        return []
+    missing = not isinstance(replacement, dict) or "content" not in replacement
+    content = None if missing else replacement["content"]
+    out = []
+    for message in messages:
+        role = message.get("role")
+        if role not in _EDITABLE_ROLES:
+            out.append(message)
+            continue
+        if missing:
+            out.append({k: v for k, v in message.items() if k != "content"})
+            continue
+        if role in ("assistant", "toolResult") and isinstance(content, str):
+            out.append({**message, "content": [{"type": "text", "text": content}]})
+        else:
+            out.append({**message, "content": content})
+    return out
+
+
+_EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 
 
 def _settings(path: Sequence[StoredEntry]) -> tuple[str, dict[str, Any] | None]:
@@ -156,15 +252,44 @@ def pruned_output(message: dict[str, Any], entry_id: str) -> dict[str, Any]:
 
 
 def as_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
-    """The message an entry contributes to the context, in pi's shapes, or None."""
+    """The message a message, custom_message or branch_summary entry contributes to
+    the context, in pi's shapes, or None (compactions: see `_entry_messages`)."""
+    messages = _entry_messages(entry_type, data) if entry_type != "compaction" else []
+    return messages[0] if messages else None
+
+
+def _entry_messages(entry_type: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """What one entry contributes before edits (pi's sessionEntryToContextMessages)."""
     if entry_type == "message":
         message = data.get("message")
-        return message if isinstance(message, dict) else None
+        if not isinstance(message, dict):
+            return []
+        if message.get("content") is None:  # null or absent: read as empty, as pi does
+            role = message.get("role")
+            if role == "system":
+                return [{**message, "content": ""}]
+            if role in ("user", "assistant", "toolResult"):
+                return [{**message, "content": []}]
+        return [message]
     if entry_type == "custom_message":
-        return _derived("custom", data, ("customType", "content", "display", "details"))
+        custom: dict[str, Any] = {"role": "custom"}
+        if "customType" in data:
+            custom["customType"] = data["customType"]
+        content = data.get("content")
+        custom["content"] = [] if content is None else content
+        for key in ("display", "details"):
+            if key in data:
+                custom[key] = data[key]
+        custom["timestamp"] = timestamp_to_ms(data.get("timestamp", MISSING))
+        return [custom]
     if entry_type == "branch_summary" and _truthy(data.get("summary")):
-        return _derived("branchSummary", data, ("summary", "fromId"))
-    return None
+        return [_derived("branchSummary", data, ("summary", "fromId"))]
+    if entry_type == "compaction":
+        summary = _derived("compactionSummary", data, ("summary", "tokensBefore"))
+        checkpoint = data.get("systemMessage")
+        # pi leads with any truthy value; only an object can be a message to send
+        return [checkpoint, summary] if isinstance(checkpoint, dict) else [summary]
+    return []
 
 
 def _derived(role: str, data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:

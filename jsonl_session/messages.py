@@ -1,16 +1,19 @@
-"""What a message's content says as text, and messages in roles every API knows.
+"""What a message's content says as text, messages in roles every API knows, and the
+prompt and tools a transcript's system messages add up to.
 
 Owns reading pi's message content (a string, or a list of blocks) as text, blocks,
-images and tool calls, and `plain_message`: the one wording by which summaries,
-custom messages and shell commands become user text. Providers, compaction, views and
-the catalog take text from content through here; turning blocks into another shape (an
-API's blocks, a transcript's parts) stays with the module that does it. Applying plain
-roles and repairing a history for an API is providers/history.py's; what an entry looks
-like on one line is views/describe.py's. Pure: no I/O.
+images and tool calls; `plain_message`, the one wording by which summaries, custom
+messages and shell commands become user text; and replaying system messages (pi 1.5)
+into the current system message, prompt text and tools. Providers, compaction, views
+and the catalog take text from content through here; turning blocks into another
+shape (an API's blocks, a transcript's parts) stays with the module that does it.
+Applying plain roles and repairing a history for an API is providers/history.py's;
+what an entry looks like on one line is views/describe.py's. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -154,3 +157,96 @@ def command_text(message: dict[str, Any]) -> str:
 
 def _user_text(text: str, timestamp: Any) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+
+
+# --- system messages: the prompt and tools a transcript carries (pi 1.5) ---------------
+
+
+def current_tools(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools declared after replaying every system message in order: each one's
+    ``toolsRemoved`` by name, then its ``toolsAdded`` (pi's getCurrentTools)."""
+    tools: dict[tuple[str, Any], dict[str, Any]] = {}
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        for tool in _listed(message.get("toolsRemoved")):
+            tools.pop(_tool_key(tool), None)
+        for tool in _listed(message.get("toolsAdded")):
+            tools[_tool_key(tool)] = tool  # one already there keeps its place, as in a Map
+    return list(tools.values())
+
+
+def current_system_message(messages: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Every system message replayed into one (pi's getCurrentSystemMessage): contents
+    joined by blank lines, ``sections`` patched by name (``null`` removes one), the
+    current tools as ``toolsAdded``, the first one's time; None when there is none."""
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    timestamp: Any = None
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        if timestamp is None:
+            timestamp = message.get("timestamp")
+        text = _content_text(message.get("content"))
+        if text:
+            content.append(text)
+        patch = message.get("sections")
+        for name, value in (patch if isinstance(patch, dict) else {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value  # a name already there keeps its place, as in a Map
+    tools = current_tools(messages)
+    if timestamp is None and not tools:
+        return None
+    replayed: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        replayed["sections"] = sections
+    if tools:
+        replayed["toolsAdded"] = tools
+    replayed["timestamp"] = 0 if timestamp is None else timestamp
+    return replayed
+
+
+def system_message_text(message: dict[str, Any] | None) -> str:
+    """A system message as a whole prompt: its content, then its sections' texts, the
+    non-empty ones separated by blank lines (pi's getSystemMessageText)."""
+    if message is None:
+        return ""
+    parts = [_content_text(message.get("content"))]
+    sections = message.get("sections")
+    if isinstance(sections, dict):
+        parts.extend(text for text in sections.values() if isinstance(text, str))
+    return "\n\n".join(part for part in parts if part)
+
+
+def _content_text(content: Any) -> str:
+    """pi's contentText: a string as it is, else its text blocks joined by newlines."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        block["text"] if isinstance(block.get("text"), str) else ""
+        for block in content_blocks(content)
+        if block.get("type") == "text"
+    )
+
+
+def _listed(value: Any) -> list[Any]:
+    return [tool for tool in value if tool is not None] if isinstance(value, list) else []
+
+
+def _tool_key(tool: Any) -> tuple[str, Any]:
+    """A tool's name as a JavaScript Map key: numbers and strings apart, any object
+    by identity, a missing name as undefined."""
+    name = tool.get("name", _UNDEFINED) if isinstance(tool, dict) else _UNDEFINED
+    if name is _UNDEFINED:
+        return ("undefined", None)
+    if isinstance(name, bool) or name is None or isinstance(name, str):
+        return (type(name).__name__, name)
+    if isinstance(name, int | float):
+        return ("number", float(name))
+    return ("object", id(name))
+
+
+_UNDEFINED = object()

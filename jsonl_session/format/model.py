@@ -1,6 +1,7 @@
-"""The typed view of the format: header, the nine entry types, agent messages, blocks.
+"""The typed view of the format: header, the eleven entry types, agent messages, blocks.
 
-These msgspec Structs mirror pi's session format version 3. Field order is the key
+These msgspec Structs mirror pi's session format version 3 as pi 1.5 writes it (system
+messages, usage and context_edit entries, compaction checkpoints). Field order is the key
 order pi writes, keys are camelCase on disk, and optional fields default to UNSET so
 they are absent when not given. The typed view is for reading and for building new
 entries (building.py); the bytes of a loaded line are kept separately (entry.py's
@@ -78,6 +79,30 @@ class Usage(_Camel, kw_only=True):
 # --- agent messages (tagged on "role") ------------------------------------------
 
 
+class ToolDeclaration(_Camel, kw_only=True):
+    """A tool as a transcript declares it to the model (pi 1.5)."""
+
+    name: str
+    description: str = ""
+    parameters: Any = msgspec.field(default_factory=dict)
+    constrained_sampling: Any = UNSET
+
+
+class ToolReference(_Camel, kw_only=True):
+    name: str
+
+
+class SystemMessage(_Camel, tag_field="role", tag="system", kw_only=True):
+    """The prompt and tools (pi 1.5): the first one declares them, later ones patch
+    ``sections`` by name (None removes one) and add or remove tools."""
+
+    content: str | list[TextContent] = ""
+    sections: dict[str, str | None] | UnsetType = UNSET
+    timestamp: int
+    tools_added: list[ToolDeclaration] | UnsetType = UNSET
+    tools_removed: list[ToolReference] | UnsetType = UNSET
+
+
 class UserMessage(_Camel, tag_field="role", tag="user", kw_only=True):
     content: UserContent
     timestamp: int
@@ -90,6 +115,8 @@ class AssistantMessage(_Camel, tag_field="role", tag="assistant", kw_only=True):
     model: str
     response_model: str | UnsetType = UNSET
     response_id: str | UnsetType = UNSET
+    provider_thinking_level: str | UnsetType = UNSET
+    thinking_level: str | UnsetType = UNSET
     diagnostics: list[Any] | UnsetType = UNSET
     usage: Usage = msgspec.field(default_factory=Usage)
     stop_reason: str = "stop"
@@ -126,9 +153,14 @@ class CustomMessage(_Camel, tag_field="role", tag="custom", kw_only=True):
 
 
 AgentMessage = (
-    UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage
+    SystemMessage
+    | UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
 )
-KNOWN_ROLES = frozenset({"user", "assistant", "toolResult", "bashExecution", "custom"})
+KNOWN_ROLES = frozenset({"system", "user", "assistant", "toolResult", "bashExecution", "custom"})
 
 
 # --- header and entries (tagged on "type") --------------------------------------
@@ -177,7 +209,9 @@ class CompactionEntry(_Camel, tag_field="type", tag="compaction", kw_only=True):
     first_kept_entry_id: str
     tokens_before: int
     details: Any = UNSET
+    usage: Usage | UnsetType = UNSET
     from_hook: bool | UnsetType = UNSET
+    system_message: SystemMessage | UnsetType = UNSET
 
 
 class BranchSummaryEntry(_Camel, tag_field="type", tag="branch_summary", kw_only=True):
@@ -187,7 +221,38 @@ class BranchSummaryEntry(_Camel, tag_field="type", tag="branch_summary", kw_only
     from_id: str
     summary: str
     details: Any = UNSET
+    usage: Usage | UnsetType = UNSET
     from_hook: bool | UnsetType = UNSET
+
+
+class UsageEntry(_Camel, tag_field="type", tag="usage", kw_only=True):
+    """Model usage that is no assistant message (pi 1.5): counted, never in context."""
+
+    id: str
+    parent_id: str | None
+    timestamp: str
+    kind: str
+    provider: str
+    model: str
+    usage: Usage
+    note: str | UnsetType = UNSET
+
+
+class ContextReplacement(_Camel, kw_only=True):
+    """New content for the target: a string, or blocks of the target's kinds."""
+
+    content: str | list[TextContent | ThinkingContent | ToolCall | ImageContent]
+
+
+class ContextEditEntry(_Camel, tag_field="type", tag="context_edit", kw_only=True):
+    """An edit of what one earlier entry shows the model on this branch (pi 1.5):
+    ``replacement`` None omits the target, else its content replaces the target's."""
+
+    id: str
+    parent_id: str | None
+    timestamp: str
+    target_id: str
+    replacement: ContextReplacement | None
 
 
 class CustomEntry(_Camel, tag_field="type", tag="custom", kw_only=True):
@@ -237,10 +302,12 @@ SessionEntry = (
     MessageEntry
     | ThinkingLevelChangeEntry
     | ModelChangeEntry
+    | UsageEntry
     | CompactionEntry
     | BranchSummaryEntry
     | CustomEntry
     | CustomMessageEntry
+    | ContextEditEntry
     | LabelEntry
     | SessionInfoEntry
 )
@@ -249,10 +316,12 @@ KNOWN_ENTRY_TYPES = frozenset(
         "message",
         "thinking_level_change",
         "model_change",
+        "usage",
         "compaction",
         "branch_summary",
         "custom",
         "custom_message",
+        "context_edit",
         "label",
         "session_info",
     }

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from jsonl_session.context import EMPTY_LEAF, SessionContext, context_from_path
+from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
 from jsonl_session.errors import (
     SessionTreeError,
 )
@@ -32,6 +32,7 @@ from jsonl_session.format.model import (
     encode,
 )
 from jsonl_session.format.problems import Problem
+from jsonl_session.messages import current_system_message, current_tools, system_message_text
 from jsonl_session.session.appender import Appender
 from jsonl_session.session.appends import EntryAppends
 from jsonl_session.session.state import SessionState
@@ -218,10 +219,29 @@ class Session(EntryAppends):
     def build_context(self, leaf_id: str | None = None, *, pruning: bool = True) -> SessionContext:
         """The model context at ``leaf_id`` (default: the current leaf); ``pruning=False``
         shows pruned tool outputs whole, as pi does."""
+        return self.projection(leaf_id, pruning=pruning).context()
+
+    def projection(self, leaf_id: str | None = None, *, pruning: bool = True) -> Projection:
+        """The context at ``leaf_id`` with its provenance: each entry it draws on, in
+        order, with the messages that entry contributes (pi's session projection)."""
         target = self._state.leaf if leaf_id is None else leaf_id
         if target is None or target == EMPTY_LEAF:
-            return SessionContext()
-        return context_from_path(self._state.path_to(target), pruning=pruning)
+            return Projection()
+        return project_path(self._state.path_to(target), pruning=pruning)
+
+    def system_message(self, leaf_id: str | None = None) -> dict[str, Any] | None:
+        """The system messages in the context at ``leaf_id`` replayed into one: the
+        current prompt (``content``, ``sections``) and tools (``toolsAdded``), or None
+        when the transcript declares neither."""
+        return current_system_message(self.build_context(leaf_id).messages)
+
+    def system_prompt(self, leaf_id: str | None = None) -> str:
+        """The current system prompt at ``leaf_id`` as one text ("" when none)."""
+        return system_message_text(self.system_message(leaf_id))
+
+    def tools(self, leaf_id: str | None = None) -> list[dict[str, Any]]:
+        """The tools declared at ``leaf_id`` (name, description, parameters), in order."""
+        return current_tools(self.build_context(leaf_id).messages)
 
     def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
         """Where the tokens go: stored, on the active path, model-facing (tokens.py)."""

@@ -25,6 +25,7 @@ REQUIRED_BY_ENTRY_TYPE = {
     "message": [*BASE, "message"],
     "thinking_level_change": [*BASE, "thinkingLevel"],
     "model_change": [*BASE, "provider", "modelId"],
+    "usage": [*BASE, "kind", "provider", "model", "usage"],
     "compaction": [*BASE, "summary", "firstKeptEntryId", "tokensBefore"],
     "branch_summary": [*BASE, "fromId", "summary"],
     "custom": ["type", "customType", "id", "parentId", "timestamp"],
@@ -37,18 +38,21 @@ REQUIRED_BY_ENTRY_TYPE = {
         "parentId",
         "timestamp",
     ],
+    "context_edit": [*BASE, "targetId", "replacement"],
     "label": [*BASE, "targetId"],
     "session_info": BASE,
 }
 OPTIONAL_BY_ENTRY_TYPE = {
-    "compaction": ["details", "fromHook"],
-    "branch_summary": ["details", "fromHook"],
+    "usage": ["note"],
+    "compaction": ["details", "usage", "fromHook", "systemMessage"],
+    "branch_summary": ["details", "usage", "fromHook"],
     "custom": ["data"],
     "custom_message": ["details"],
     "label": ["label"],
     "session_info": ["name"],
 }
 REQUIRED_BY_ROLE = {
+    "system": ["role", "timestamp"],
     "user": ["role", "content", "timestamp"],
     "assistant": ["role", "content", "api", "provider", "model", "timestamp"],
     "toolResult": ["role", "toolCallId", "toolName", "content", "timestamp"],
@@ -152,7 +156,7 @@ class TestLines:
 
 
 class TestEntryTypes:
-    def test_the_schema_has_exactly_the_nine_entry_types_of_the_format(
+    def test_the_schema_has_exactly_the_eleven_entry_types_of_the_format(
         self, schema: dict[str, Any]
     ) -> None:
         assert set(_by_tag(schema, "SessionEntry")) == set(REQUIRED_BY_ENTRY_TYPE)

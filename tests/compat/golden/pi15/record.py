@@ -1,0 +1,45 @@
+"""Keep what pi 1.5.2 recorded for the pi 1.5 corpus as goldens the tests read.
+
+    node tests/compat/golden/pi15/write_corpus.mjs tests/compat/golden/pi15/corpus
+    node ../shared/tools/pi15/oracle.mjs tests/compat/golden/pi15/corpus /tmp/pi15-expected
+    python tests/compat/golden/pi15/record.py /tmp/pi15-expected
+
+For each corpus file, `expected/<name>.json.xz` holds, from the oracle's output: pi's
+leaf, session name and labels; for every entry, the context pi builds there (as JSON:
+the tests compare it with ours through the same JSON.stringify-like encoder, key order
+included) and the projection's sources (entry id, type, how many messages);
+and for every leaf, the current system message, its text and the tool names. The
+oracle records more (estimates, plans, forks, listing); those are kept for the issues
+that need them when they are worked on.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KEPT = ("pi_version", "leaf_id", "session_name", "labels", "projection_by_entry")
+
+
+def main() -> None:
+    source = Path(sys.argv[1])
+    out = HERE / "expected"
+    out.mkdir(exist_ok=True)
+    for recorded in sorted(source.glob("*.json")):
+        data = json.loads(recorded.read_text(encoding="utf-8"))
+        golden = {key: data[key] for key in KEPT}
+        golden["contexts_by_entry"] = data["contexts_by_entry"]
+        golden["system_by_leaf"] = {
+            leaf: expected["system"] for leaf, expected in data["provider_expect_by_leaf"].items()
+        }
+        text = json.dumps(golden, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+        target = out / f"{recorded.stem}.json.xz"
+        target.write_bytes(lzma.compress(text.encode("utf-8"), preset=9))
+        print(target.relative_to(HERE), len(text), "bytes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Compatibility with pi 1.5.2 on files pi 1.5.2 wrote, without needing node.
+
+`tests/compat/golden/pi15/corpus/` holds sessions pi 1.5.2's own SessionManager wrote
+(write_corpus.mjs): system prompts and patches, context edits on several branches,
+usage entries, compactions with checkpoints and usage, retain-none and nested
+compactions, branch summaries with usage, null contents, a custom session id.
+`expected/<name>.json.xz` holds what pi's session layer holds for each (record.py): the
+context at every entry, the projection's sources, the current prompt and tools at
+every leaf. See tests/compat/golden/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+from functools import cache
+from typing import Any
+
+import pytest
+from locations import GOLDEN_DIR
+
+from jsonl_session import Session, to_json
+
+PI15 = GOLDEN_DIR / "pi15"
+CORPUS = PI15 / "corpus"
+NAMES = sorted(p.stem for p in CORPUS.glob("*.jsonl"))
+
+
+@cache
+def expected(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        lzma.decompress((PI15 / "expected" / f"{name}.json.xz").read_bytes())
+    )
+    return data
+
+
+@cache
+def opened(name: str) -> Session:
+    return Session.open(CORPUS / f"{name}.jsonl", cache=False)
+
+
+def every_entry() -> list[tuple[str, str]]:
+    return [(name, entry_id) for name in NAMES for entry_id in expected(name)["contexts_by_entry"]]
+
+
+def every_leaf() -> list[tuple[str, str]]:
+    return [(name, leaf) for name in NAMES for leaf in expected(name)["system_by_leaf"]]
+
+
+class TestTheCorpus:
+    def test_every_corpus_file_has_what_pi_recorded_for_it(self) -> None:
+        assert NAMES and {
+            p.name.removesuffix(".json.xz") for p in (PI15 / "expected").iterdir()
+        } == set(NAMES)
+        assert {expected(name)["pi_version"] for name in NAMES} == {"1.5.2"}
+
+    def test_it_holds_every_new_kind_of_entry(self) -> None:
+        kinds: set[str] = set()
+        for name in NAMES:
+            for entry in opened(name).entries:
+                data = entry.data()
+                kinds.add(entry.type)
+                if entry.role:
+                    kinds.add(f"role:{entry.role}")
+                if entry.type == "compaction":
+                    present = (key for key in ("systemMessage", "usage") if key in data)
+                    kinds.update(f"compaction:{key}" for key in present)
+                    if data["firstKeptEntryId"] == entry.id:
+                        kinds.add("compaction:retain-none")
+        assert {"usage", "context_edit", "role:system", "compaction:systemMessage"} <= kinds
+        assert {"compaction:usage", "compaction:retain-none", "branch_summary"} <= kinds
+
+
+class TestOpeningWhatPiWrote:
+    @pytest.mark.parametrize("name", NAMES)
+    def test_leaf_name_and_labels_are_pis(self, name: str) -> None:
+        session, pi = opened(name), expected(name)
+        assert session.leaf_id == pi["leaf_id"]
+        assert session.name == pi["session_name"]
+        assert session.labels == {target: value["label"] for target, value in pi["labels"].items()}
+
+    @pytest.mark.parametrize(("name", "entry_id"), every_entry())
+    def test_the_context_at_every_entry_is_pis(self, name: str, entry_id: str) -> None:
+        pi_context = expected(name)["contexts_by_entry"][entry_id]
+        assert to_json(opened(name).build_context(entry_id).to_dict()) == to_json(pi_context)
+
+    @pytest.mark.parametrize(("name", "entry_id"), every_entry())
+    def test_each_message_comes_from_the_entry_pi_says(self, name: str, entry_id: str) -> None:
+        projection = opened(name).projection(entry_id)
+        ours = [[item.entry.id, item.entry.type, len(item.messages)] for item in projection.entries]
+        assert ours == expected(name)["projection_by_entry"][entry_id]
+
+    @pytest.mark.parametrize(("name", "leaf"), every_leaf())
+    def test_the_prompt_and_tools_at_every_leaf_are_pis(self, name: str, leaf: str) -> None:
+        session, pi = opened(name), expected(name)["system_by_leaf"][leaf]
+        current = session.system_message(leaf)
+        assert (to_json(current) if current else None) == (
+            to_json(pi["current"]) if pi["current"] else None
+        )
+        assert session.system_prompt(leaf) == pi["text"]
+        assert [tool["name"] for tool in session.tools(leaf)] == pi["tools"]
+
+
+class TestWhatTheProjectionMeans:
+    def test_an_omitted_tool_output_leaves_no_message_but_keeps_its_entry(self) -> None:
+        session = opened("context-edits")
+        hidden = {
+            item.entry.id
+            for leaf in expected("context-edits")["system_by_leaf"]
+            for item in session.projection(leaf).entries
+            if item.entry.role == "toolResult" and not item.messages
+        }
+        assert len(hidden) == 1, "one branch omits the build log"
+        (entry_id,) = hidden
+        stored = session.get(entry_id)
+        assert (
+            stored is not None and "BUILD FAILED" in stored.data()["message"]["content"][0]["text"]
+        )
+        assert "BUILD FAILED" in to_json(session.build_context(entry_id).to_dict()).decode()
+
+    def test_a_retain_none_compaction_keeps_nothing_before_it(self) -> None:
+        session = opened("compaction-checkpoints")
+        retain_none = next(
+            e
+            for e in session.entries
+            if e.type == "compaction" and e.data()["firstKeptEntryId"] == e.id
+        )
+        after = next(e for e in session.entries if e.parent_id == retain_none.id)
+        sources = [item.entry.id for item in session.projection(after.id).entries]
+        assert sources == [retain_none.id, after.id]
+        first = session.build_context(after.id).messages
+        assert [m["role"] for m in first] == ["system", "compactionSummary", "user"]
