@@ -1,5 +1,6 @@
 """Commands that add to a session or make a new one: fork, branch (optionally
-with a summary of the branch left), label, name.
+with a summary of the branch left), label, name, and edit (what an entry shows the
+model on this branch).
 
 Each appends entries (or writes a new file); none rewrites existing lines. The
 library is imported when a command runs; shared options are in options.py.
@@ -127,3 +128,54 @@ def name(
     session = Session.open(existing_file(file), cache=cache_for(ctx))
     session.append_session_info(text)
     out().print(f"named {text.strip()!r}" if text.strip() else "cleared the name")
+
+
+@reports_errors
+def edit(
+    ctx: typer.Context,
+    file: FileArg,
+    entry: IdArg,
+    hide: Annotated[
+        bool, typer.Option("--hide", help="Leave the entry out of the model's context.")
+    ] = False,
+    replace: Annotated[
+        str | None, typer.Option("--replace", help="Show the model this text instead.")
+    ] = None,
+    restore: Annotated[
+        bool, typer.Option("--restore", help="Show the model the entry as written again.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Change what an entry shows the model on the active branch, from here on.
+
+    Appends a context_edit (pi 1.5): the entry stays in the file, in views and in
+    accounting; going back to before the edit shows it as it was. For a user,
+    assistant or tool-result message, or a custom message.
+    """
+    from jsonl_session import Session
+
+    chosen = [
+        name
+        for name, on in (
+            ("--hide", hide),
+            ("--replace", replace is not None),
+            ("--restore", restore),
+        )
+        if on
+    ]
+    if len(chosen) != 1:
+        raise fail("give exactly one of --hide, --replace TEXT, --restore")
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    entry_id = session.resolve_id(entry)
+    if restore:
+        edit_id = session.restore_in_context(entry_id)
+    else:
+        edit_id = session.append_context_edit(entry_id, None if hide else replace)
+    what = {"--hide": "hidden from", "--replace": "replaced for", "--restore": "restored for"}
+    if as_json:
+        print_json({"entryId": entry_id, "editId": edit_id, "action": chosen[0].removeprefix("--")})
+    else:
+        out().print(
+            f"entry {entry_id} {what[chosen[0]]} the model on this branch "
+            f"(context_edit {edit_id} appended)"
+        )

@@ -52,14 +52,25 @@ def message_line(message: dict[str, Any] | msgspec.Struct) -> tuple[Build, str]:
     return build, role
 
 
+Complete = Callable[[str, str | None, str], dict[str, Any]]
+"""Fields known only when the line is written, from (new id, current leaf, timestamp)."""
+
+
 def struct_line(
-    kind: type[msgspec.Struct], attach_to: tuple[str | None] | None, fields: dict[str, Any]
+    kind: type[msgspec.Struct],
+    attach_to: tuple[str | None] | None,
+    fields: dict[str, Any],
+    complete: Complete | None = None,
 ) -> Build:
     """A builder for an entry of a model type, after checking ``fields`` have its shape.
 
-    ``attach_to`` (a 1-tuple) names the parent instead of the one the writer passes.
+    ``attach_to`` (a 1-tuple) names the parent instead of the one the writer passes;
+    ``complete`` gives fields that depend on the new id, the leaf or the time (a
+    retain-none compaction names itself; a branch summary names the leaf it leaves).
     """
-    probe = kind(id="00000000", parent_id=None, timestamp="", **fields)
+    stamp = "1970-01-01T00:00:00.000Z"
+    probe_fields = {**fields, **(complete("00000000", None, stamp) if complete else {})}
+    probe = kind(id="00000000", parent_id=None, timestamp=stamp, **probe_fields)
     try:
         msgspec.convert(msgspec.to_builtins(probe), type=kind)
     except (msgspec.ValidationError, TypeError) as exc:
@@ -67,7 +78,8 @@ def struct_line(
 
     def build(entry_id: str, leaf: str | None, stamp: str) -> bytes:
         parent = leaf if attach_to is None else attach_to[0]
-        return encode(kind(id=entry_id, parent_id=parent, timestamp=stamp, **fields))
+        known = {**fields, **(complete(entry_id, leaf, stamp) if complete else {})}
+        return encode(kind(id=entry_id, parent_id=parent, timestamp=stamp, **known))
 
     return build
 

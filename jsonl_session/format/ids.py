@@ -41,6 +41,11 @@ def format_timestamp(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
+def now_ms() -> int:
+    """Now, in milliseconds since the epoch (what messages record)."""
+    return time.time_ns() // 1_000_000
+
+
 def now_timestamp() -> str:
     return format_timestamp(datetime.now(UTC))
 

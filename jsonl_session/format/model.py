@@ -98,9 +98,9 @@ class SystemMessage(_Camel, tag_field="role", tag="system", kw_only=True):
 
     content: str | list[TextContent] = ""
     sections: dict[str, str | None] | UnsetType = UNSET
-    timestamp: int
     tools_added: list[ToolDeclaration] | UnsetType = UNSET
     tools_removed: list[ToolReference] | UnsetType = UNSET
+    timestamp: int
 
 
 class UserMessage(_Camel, tag_field="role", tag="user", kw_only=True):

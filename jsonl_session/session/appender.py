@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from jsonl_session.errors import SessionTreeError, SessionWriteError, UnsyncedWrite
-from jsonl_session.format.building import Build, built, struct_line
+from jsonl_session.format.building import Build, Complete, built, struct_line
 from jsonl_session.format.entry import StoredEntry, decode_envelope
 from jsonl_session.format.ids import new_entry_id
 from jsonl_session.format.jsonio import dumps
@@ -32,15 +32,17 @@ class Appender:
 
     def append_struct(
         self,
-        kind: type[msgspec.Struct],
+        entry_type: type[msgspec.Struct],
+        /,
         *,
         attach_to: tuple[str | None] | None = None,
         requires: tuple[str, ...] = (),
         expect_revision: int | None = None,
+        complete: Complete | None = None,
         **fields: Any,
     ) -> str:
         """Append an entry of a model type (see building.struct_line)."""
-        build = struct_line(kind, attach_to, fields)
+        build = struct_line(entry_type, attach_to, fields, complete)
         return self.append(build, requires=requires, expect_revision=expect_revision)
 
     def append(

@@ -31,6 +31,8 @@ def entry_summary(entry: StoredEntry, width: int = 72) -> str:
             text = f"{message.get('toolName', '?')} → {message_text(message)}"
         elif role == "bashExecution":
             text = f"$ {message.get('command', '')}"
+        elif role == "system":
+            text = _system_summary(message)
         else:
             text = message_text(message)
         return f"{role}: {one_line(text, width)}"
@@ -47,8 +49,38 @@ def entry_summary(entry: StoredEntry, width: int = 72) -> str:
     if kind == "custom_message":
         text = message_text(data)
         return f"custom message ({data.get('customType')}): {one_line(text, width)}"
+    if kind == "context_edit":
+        replacement = data.get("replacement")
+        if replacement is None:
+            return f"context edit: {data.get('targetId')} hidden from the model"
+        shown = message_text(replacement) if isinstance(replacement, dict) else ""
+        return f"context edit: {data.get('targetId')} shows {one_line(shown, width)!r}"
+    if kind == "usage":
+        usage = data.get("usage")
+        total = usage.get("totalTokens") if isinstance(usage, dict) else None
+        used = f"{data.get('provider')}/{data.get('model')}, {total} tokens"
+        return f"usage ({data.get('kind')}): {used}"
     if kind == "label":
         return f"label {data.get('targetId')}: {data.get('label', '(cleared)')}"
     if kind == "session_info":
         return f"name: {data.get('name', '')}"
     return f"{kind} (unknown entry type)"
+
+
+def _system_summary(message: dict[str, Any]) -> str:
+    """A system message in a few words: its text, the sections it sets or removes,
+    the tools it adds and removes."""
+    parts = [message_text(message)] if message_text(message) else []
+    sections = message.get("sections")
+    if isinstance(sections, dict) and sections:
+        named = (f"-{n}" if v is None else str(n) for n, v in sections.items())
+        parts.append("sections " + " ".join(named))
+    tools = []
+    for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
+        listed = message.get(key)
+        for tool in listed if isinstance(listed, list) else []:
+            if isinstance(tool, dict):
+                tools.append(f"{sign}{tool.get('name')}")
+    if tools:
+        parts.append("tools " + " ".join(tools))
+    return "; ".join(parts) or "(empty)"

@@ -49,7 +49,8 @@ class TestBranchWithSummary:
         assert session.leaf_id == done.entry_id
         last = json.loads(session.path.read_bytes().splitlines()[-1])
         assert last["type"] == "branch_summary" and last["parentId"] == ids["a1"]
-        assert last["fromId"] == ids["a1"] and last["fromHook"] is False
+        # pi 1.5: fromId is the leaf that was left (0.73 wrote the entry branched to)
+        assert last["fromId"] == ids["r3"] and last["fromHook"] is False
         assert last["details"] == {"readFiles": [], "modifiedFiles": ["imp/cache.py"]}
         assert "Never cache across users." in last["summary"]
         assert "`pytest -k cache` exit 1: Error: stale entry" in last["summary"]
@@ -62,7 +63,7 @@ class TestBranchWithSummary:
         summarize_branch(session, ids["a1"], OFFLINE)
         messages = Session.open(session.path).build_context().messages
         assert [m["role"] for m in messages] == ["user", "assistant", "branchSummary"]
-        assert messages[2]["fromId"] == ids["a1"]
+        assert messages[2]["fromId"] == ids["r3"]  # the leaf that was left (pi 1.5)
 
     def test_moving_to_another_branch_summarizes_from_the_common_ancestor(
         self, explored: tuple[Session, dict[str, str]]

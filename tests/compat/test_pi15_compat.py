@@ -4,9 +4,11 @@
 (write_corpus.mjs): system prompts and patches, context edits on several branches,
 usage entries, compactions with checkpoints and usage, retain-none and nested
 compactions, branch summaries with usage, null contents, a custom session id.
-`expected/<name>.json.xz` holds what pi's session layer holds for each (record.py): the
-context at every entry, the projection's sources, the current prompt and tools at
-every leaf. See tests/compat/golden/README.md.
+`ours/` holds sessions this library wrote with the same kinds of entries
+(write_ours.py), our own compactions among them. `expected/<name>.json.xz` holds what
+pi's session layer holds for each (record.py): the context at every entry, the
+projection's sources, the current prompt and tools at every leaf. See
+tests/compat/golden/README.md.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from locations import GOLDEN_DIR
 from jsonl_session import Session, to_json
 
 PI15 = GOLDEN_DIR / "pi15"
-CORPUS = PI15 / "corpus"
-NAMES = sorted(p.stem for p in CORPUS.glob("*.jsonl"))
+FILES = {p.stem: p for folder in ("corpus", "ours") for p in (PI15 / folder).glob("*.jsonl")}
+NAMES = sorted(FILES)
+PI_WROTE = sorted(p.stem for p in (PI15 / "corpus").glob("*.jsonl"))
 
 
 @cache
@@ -36,7 +39,7 @@ def expected(name: str) -> dict[str, Any]:
 
 @cache
 def opened(name: str) -> Session:
-    return Session.open(CORPUS / f"{name}.jsonl", cache=False)
+    return Session.open(FILES[name], cache=False)
 
 
 def every_entry() -> list[tuple[str, str]]:
@@ -54,9 +57,10 @@ class TestTheCorpus:
         } == set(NAMES)
         assert {expected(name)["pi_version"] for name in NAMES} == {"1.5.2"}
 
-    def test_it_holds_every_new_kind_of_entry(self) -> None:
+    @pytest.mark.parametrize("writer", ["pi", "ours"])
+    def test_it_holds_every_new_kind_of_entry(self, writer: str) -> None:
         kinds: set[str] = set()
-        for name in NAMES:
+        for name in PI_WROTE if writer == "pi" else sorted(set(NAMES) - set(PI_WROTE)):
             for entry in opened(name).entries:
                 data = entry.data()
                 kinds.add(entry.type)
@@ -71,18 +75,23 @@ class TestTheCorpus:
         assert {"compaction:usage", "compaction:retain-none", "branch_summary"} <= kinds
 
 
-class TestOpeningWhatPiWrote:
+class TestPiAndUsReadTheSameFiles:
     @pytest.mark.parametrize("name", NAMES)
     def test_leaf_name_and_labels_are_pis(self, name: str) -> None:
         session, pi = opened(name), expected(name)
-        assert session.leaf_id == pi["leaf_id"]
+        pi_leaf = session.get(pi["leaf_id"])
+        assert pi_leaf is not None
+        # pi's leaf is our leaf marker when we wrote one; its context is the target's
+        through_marker = pi_leaf.parent_id if pi_leaf.is_leaf_marker else pi_leaf.id
+        assert session.leaf_id == through_marker
         assert session.name == pi["session_name"]
         assert session.labels == {target: value["label"] for target, value in pi["labels"].items()}
 
     @pytest.mark.parametrize(("name", "entry_id"), every_entry())
     def test_the_context_at_every_entry_is_pis(self, name: str, entry_id: str) -> None:
         pi_context = expected(name)["contexts_by_entry"][entry_id]
-        assert to_json(opened(name).build_context(entry_id).to_dict()) == to_json(pi_context)
+        ours = opened(name).build_context(entry_id, pruning=False)
+        assert to_json(ours.to_dict()) == to_json(pi_context)
 
     @pytest.mark.parametrize(("name", "entry_id"), every_entry())
     def test_each_message_comes_from_the_entry_pi_says(self, name: str, entry_id: str) -> None:
