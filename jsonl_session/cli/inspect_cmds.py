@@ -70,6 +70,8 @@ def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
                 "leafId": session.leaf_id,
                 "name": session.name,
                 "labels": session.labels,
+                "systemPrompt": session.system_prompt(),
+                "tools": session.tools(),
                 "problems": [p.to_dict() for p in session.problems],
             }
         )
@@ -93,6 +95,8 @@ def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
         ("by role", ", ".join(f"{k} {v}" for k, v in roles.most_common()) or "-"),
         ("leaf", session.leaf_id or "-"),
         ("labels", ", ".join(f"{k} {v!r}" for k, v in session.labels.items()) or "-"),
+        ("prompt", _prompt_summary(session.system_prompt())),
+        ("tools", ", ".join(str(tool.get("name")) for tool in session.tools()) or "-"),
     ]
     from rich.table import Table
     from rich.text import Text
@@ -268,7 +272,9 @@ def _message_body(message: dict[str, Any], limit: int = 2000) -> str:
     from jsonl_session import message_text
 
     role = message.get("role")
-    if role in ("compactionSummary", "branchSummary"):
+    if role == "system":
+        text = _system_body(message)
+    elif role in ("compactionSummary", "branchSummary"):
         text = str(message.get("summary", ""))
     elif role == "bashExecution":
         text = f"$ {message.get('command')}\n{message.get('output', '')}"
@@ -285,3 +291,31 @@ def _message_body(message: dict[str, Any], limit: int = 2000) -> str:
     if len(text) > limit:
         text = text[:limit] + f"\n… ({len(text) - limit} more characters)"
     return text
+
+
+def _prompt_summary(prompt: str) -> str:
+    """The system prompt in a line: its size and how it starts ("-" when none)."""
+    if not prompt:
+        return "-"
+    return f"{len(prompt):,} characters: {one_line(prompt, 40)}"
+
+
+def _system_body(message: dict[str, Any]) -> str:
+    """A system message as its content, each section it sets (or removes) by name,
+    and the tools it adds and removes."""
+    from jsonl_session import message_text
+
+    parts = [message_text(message)] if message_text(message) else []
+    sections = message.get("sections")
+    for name, text in (sections if isinstance(sections, dict) else {}).items():
+        parts.append(f"[{name}] removed" if text is None else f"[{name}]\n{text}")
+    for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
+        listed = message.get(key)
+        names = (
+            [str(t.get("name")) for t in listed if isinstance(t, dict)]
+            if isinstance(listed, list)
+            else []
+        )
+        if names:
+            parts.append("tools " + " ".join(sign + name for name in names))
+    return "\n".join(parts)

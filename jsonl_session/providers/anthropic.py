@@ -23,7 +23,7 @@ from jsonl_session.providers.common import (
     ProviderRequest,
     ToolSpec,
     history_of,
-    tool_specs,
+    prompt_and_tools,
 )
 from jsonl_session.providers.history import Repair
 
@@ -38,7 +38,9 @@ def to_anthropic(
     system: str | None = None,
     tools: Sequence[ToolSpec | dict[str, Any]] | None = None,
 ) -> ProviderRequest:
-    """``messages`` (and ``system``, ``tools`` when given) for the Messages API."""
+    """``messages``, and ``system`` and ``tools`` when there are any, for the Messages
+    API: by default the transcript's prompt and tools (see common.prompt_and_tools)."""
+    system, specs = prompt_and_tools(context, system, tools)
     history = history_of(context)
     repairs = list(history.repairs)
     ids = _ToolIds()
@@ -69,7 +71,6 @@ def to_anthropic(
     kwargs: dict[str, Any] = {"messages": turns}
     if system and system.strip():
         kwargs["system"] = system
-    specs = tool_specs(tools)
     if specs:
         kwargs["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}

@@ -81,6 +81,8 @@ def prepare_history(messages: Sequence[dict[str, Any]]) -> History:
     repairs: list[Repair] = []
     plain: list[tuple[int, dict[str, Any]]] = []
     for index, message in enumerate(messages):
+        if message.get("role") == "system":
+            continue  # the adapters send the replayed prompt and tools (common.py)
         converted = plain_message(message)
         if converted is None:
             role = message.get("role")

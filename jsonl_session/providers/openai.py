@@ -47,7 +47,7 @@ from jsonl_session.providers.common import (
     ProviderRequest,
     ToolSpec,
     history_of,
-    tool_specs,
+    prompt_and_tools,
 )
 from jsonl_session.providers.history import Repair
 
@@ -72,9 +72,11 @@ def to_openai_chat(
 ) -> ProviderRequest:
     """Keyword arguments for ``client.chat.completions.create(model=..., **kwargs)``:
     ``messages`` (the system prompt first, as a ``system`` or ``developer``
-    message) and, when tools are given, ``tools``."""
+    message) and ``tools`` when there are any: by default the transcript's prompt and
+    tools (see common.prompt_and_tools)."""
     if system_role not in ("system", "developer"):
         raise ValueError(f"system_role must be 'system' or 'developer', not {system_role!r}")
+    system, specs = prompt_and_tools(context, system, tools)
     messages, repairs = _prepared(context)
     out: list[dict[str, Any]] = []
     if system:
@@ -94,7 +96,6 @@ def to_openai_chat(
             out.append(_chat_assistant(message))
     _flush_chat_images(out, held)
     kwargs: dict[str, Any] = {"messages": out}
-    specs = tool_specs(tools)
     if specs:
         kwargs["tools"] = [
             {
@@ -174,7 +175,9 @@ def to_openai_responses(
     tools: Tools = None,
 ) -> ProviderRequest:
     """Keyword arguments for ``client.responses.create(model=..., **kwargs)``:
-    ``input`` items, and ``instructions`` and ``tools`` when given."""
+    ``input`` items, and ``instructions`` and ``tools`` when there are any: by default
+    the transcript's prompt and tools (see common.prompt_and_tools)."""
+    instructions, specs = prompt_and_tools(context, instructions, tools)
     messages, repairs = _prepared(context)
     items: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []
@@ -200,7 +203,6 @@ def to_openai_responses(
     kwargs: dict[str, Any] = {"input": items}
     if instructions:
         kwargs["instructions"] = instructions
-    specs = tool_specs(tools)
     if specs:
         kwargs["tools"] = [
             {

@@ -63,7 +63,9 @@ class TestShow:
         code, out, _ = invoke("show", path, "--json")
         assert code == 0
         shown = json.loads(out)
-        assert list(shown) == ["header", "entries", "leafId", "name", "labels", "problems"]
+        keys = ["header", "entries", "leafId", "name", "labels", "systemPrompt", "tools"]
+        assert list(shown) == [*keys, "problems"]
+        assert (shown["systemPrompt"], shown["tools"]) == ("", [])  # no system messages
         assert shown["header"]["version"] == 3
         assert shown["leafId"] == Session.open(path).leaf_id
         assert shown["name"] == "demo session"

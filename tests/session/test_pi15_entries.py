@@ -207,3 +207,19 @@ class TestEditCommand:
         assert code == 1 and "exactly one of --hide" in err
         code, _, err = invoke("edit", session.path, ids["answer"])
         assert code == 1 and session.path.read_bytes() == before
+
+
+class TestShowingThePrompt:
+    def test_show_and_context_show_the_prompt_and_tools(self, tmp_path: Path) -> None:
+        session, _, _ = new_session(tmp_path)
+        session.append_system_message(
+            "Rules.", sections={"preamble": "You code."}, tools_added=[READ]
+        )
+        code, out, _ = invoke("show", session.path, "--json")
+        shown = json.loads(out)
+        assert code == 0 and shown["systemPrompt"] == "Rules.\n\nYou code."
+        assert [tool["name"] for tool in shown["tools"]] == ["read"]
+        code, out, _ = invoke("show", session.path)
+        assert code == 0 and "read" in out.split("tools", 1)[1]
+        code, out, _ = invoke("context", session.path)
+        assert code == 0 and "[preamble]\nYou code." in out and "tools +read" in out
