@@ -87,7 +87,12 @@ if TYPE_CHECKING:
     from jsonl_session.session import Session
     from jsonl_session.storage.cache import CacheOption
     from jsonl_session.storage.loader import LoadedFile, load_entries
-    from jsonl_session.storage.paths import session_dir_for, session_root
+    from jsonl_session.storage.paths import (
+        pi_session_root,
+        session_dir_for,
+        session_root,
+        session_roots,
+    )
     from jsonl_session.tokens import Breakdown, estimate_context_tokens, estimate_tokens
     from jsonl_session.tree import TreeIndex, TreeNode, iter_nodes
     from jsonl_session.views.describe import entry_summary
@@ -107,6 +112,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_entries": ("storage.loader", "load_entries"),
     "session_dir_for": ("storage.paths", "session_dir_for"),
     "session_root": ("storage.paths", "session_root"),
+    "session_roots": ("storage.paths", "session_roots"),
+    "pi_session_root": ("storage.paths", "pi_session_root"),
     "TreeIndex": ("tree", "TreeIndex"),
     "TreeNode": ("tree", "TreeNode"),
     "iter_nodes": ("tree", "iter_nodes"),
@@ -256,6 +263,7 @@ __all__ = [
     "list_sessions",
     "load_entries",
     "message_text",
+    "pi_session_root",
     "plan_for",
     "plan_prune",
     "prune",
@@ -265,6 +273,7 @@ __all__ = [
     "session_files",
     "session_info",
     "session_root",
+    "session_roots",
     "summarize_branch",
     "textconv",
     "to_anthropic",

@@ -84,6 +84,8 @@ def own_cache_folder(
     folder = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("JSONL_SESSION_CACHE_DIR", str(folder))
     monkeypatch.delenv("JSONL_SESSION_NO_CACHE", raising=False)
+    # pi's own session folder is looked in too: never the user's
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path_factory.mktemp("pi-agent")))
     return folder
 
 

@@ -33,7 +33,7 @@ from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import joined_text
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.storage.lines import after_line, first_line
-from jsonl_session.storage.paths import session_dir_for, session_root
+from jsonl_session.storage.paths import session_dir_for, session_roots
 
 Progress = Callable[[int, int], None]
 NO_MESSAGES = "(no messages)"
@@ -303,9 +303,28 @@ def _broken(path: Path, mtime: float | None, problem: str) -> SessionInfo:
     return SessionInfo(path, None, "", None, None, None, moment, 0, NO_MESSAGES, problem)
 
 
-def session_files(folder: Path, *, all_projects: bool = False) -> list[Path]:
+def session_files(
+    folder: Path | str | None = None, *, cwd: str | None = None, all_projects: bool = False
+) -> list[Path]:
     """The ``*.jsonl`` files of a project folder, or of every project folder under a
-    session root (``all_projects``)."""
+    session root (``all_projects``). With no folder: the folders of ``cwd`` (default:
+    the current directory), or with ``all_projects`` every project, under pi's session
+    folder and ours (paths.session_roots), each file once."""
+    if folder is not None:
+        return _files_of(Path(folder), all_projects)
+    if all_projects:
+        folders = session_roots()
+    else:
+        where = os.path.abspath(cwd or os.getcwd())
+        folders = [session_dir_for(where, root) for root in session_roots()]
+    found: dict[Path, Path] = {}
+    for each in folders:
+        for path in _files_of(each, all_projects) if each.is_dir() else []:
+            found.setdefault(path.resolve(), path)
+    return list(found.values())
+
+
+def _files_of(folder: Path, all_projects: bool) -> list[Path]:
     if not folder.is_dir():
         raise SessionFormatError(folder, None, "no such folder")
     folders = [folder]
@@ -325,16 +344,8 @@ def list_sessions(
 ) -> list[SessionInfo]:
     """Sessions, newest first: of ``dir_or_root`` (a project folder; with
     ``all_projects``, a root whose sub-folders are projects), or by default of ``cwd``
-    (default: the current directory) under the session root."""
-    if dir_or_root is not None:
-        folder = Path(dir_or_root)
-    elif all_projects:
-        folder = session_root()
-    else:
-        folder = session_dir_for(os.path.abspath(cwd or os.getcwd()))
-        if not folder.is_dir():
-            return []
-    files = session_files(folder, all_projects=all_projects)
+    (default: the current directory) under pi's session folder and ours."""
+    files = session_files(dir_or_root, cwd=cwd, all_projects=all_projects)
     infos = list(_described(files, progress, cache))
     infos.sort(key=lambda info: (info.modified, str(info.path)), reverse=True)
     return infos[:limit] if limit is not None else infos
@@ -352,11 +363,26 @@ def _described(
 def latest_session(
     cwd: str | None = None, root: Path | str | None = None, *, cache: CacheOption = None
 ) -> SessionInfo | None:
-    """The most recently active readable session of ``cwd``, or None."""
-    folder = session_dir_for(
-        os.path.abspath(cwd or os.getcwd()), Path(root) if root is not None else None
-    )
-    if not folder.is_dir():
-        return None
-    readable = [i for i in list_sessions(folder, cache=cache) if i.problem is None]
-    return readable[0] if readable else None
+    """The session pi's ``--continue`` would pick for ``cwd``: of the files in its
+    folders (under ``root``, or pi's session folder and ours), the one changed last
+    whose header reads; None when there is none."""
+    where = os.path.abspath(cwd or os.getcwd())
+    roots = [Path(root)] if root is not None else session_roots()
+    files = [
+        path
+        for folder in (session_dir_for(where, r) for r in roots)
+        if folder.is_dir()
+        for path in _files_of(folder, False)
+    ]
+    for path in sorted(files, key=_mtime, reverse=True):
+        info = session_info(path, cache=cache)
+        if info.problem is None:
+            return info
+    return None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

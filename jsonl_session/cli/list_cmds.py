@@ -24,14 +24,17 @@ from jsonl_session.cli.options import (
 )
 
 
-def _folder(folder: Path | None, all_projects: bool, cwd: str | None) -> Path:
-    from jsonl_session import session_dir_for, session_root
+def _where(folder: Path | None, all_projects: bool, cwd: str | None) -> str:
+    """Where sessions were looked for, for messages: the folder given, or the folders
+    of the directory (or the roots) under pi's session folder and ours."""
+    from jsonl_session import session_dir_for, session_roots
 
     if folder is not None:
-        return folder
+        return str(folder)
     if all_projects:
-        return session_root()
-    return session_dir_for(os.path.abspath(cwd or os.getcwd()))
+        return " or ".join(map(str, session_roots()))
+    directory = os.path.abspath(cwd or os.getcwd())
+    return " or ".join(str(session_dir_for(directory, root)) for root in session_roots())
 
 
 @reports_errors
@@ -47,23 +50,20 @@ def list_(
     """Sessions, newest first: name or first message, when, how many messages."""
     from jsonl_session import list_sessions
 
-    where = _folder(folder, all_projects, cwd)
-    if folder is None and not all_projects and not where.is_dir():
-        infos = []
-    else:
-        with progress_bar("reading sessions") as report:
-            infos = list_sessions(
-                where,
-                all_projects=all_projects,
-                limit=limit,
-                progress=report,
-                cache=cache_for(ctx, no_cache),
-            )
+    with progress_bar("reading sessions") as report:
+        infos = list_sessions(
+            folder,
+            cwd=cwd,
+            all_projects=all_projects,
+            limit=limit,
+            progress=report,
+            cache=cache_for(ctx, no_cache),
+        )
     if as_json:
         print_json([info.to_dict() for info in infos])
         return
     if not infos:
-        out().print(f"no sessions in {where}")
+        out().print(f"no sessions in {_where(folder, all_projects, cwd)}")
         return
     from rich.text import Text
 
@@ -79,13 +79,14 @@ def list_(
 
 @reports_errors
 def latest(ctx: typer.Context, cwd: CwdOption = None, no_cache: NoCacheOption = False) -> None:
-    """Print the path of the most recent session of this directory (for resume scripts)."""
-    from jsonl_session import latest_session, session_dir_for
+    """Print the path of the session pi's --continue would pick for this directory (for
+    resume scripts): the one changed last, in pi's session folder or ours."""
+    from jsonl_session import latest_session
 
     found = latest_session(cwd, cache=cache_for(ctx, no_cache))
     if found is None:
         where = os.path.abspath(cwd or os.getcwd())
-        raise fail(f"no sessions for {where} in {session_dir_for(where)}")
+        raise fail(f"no sessions for {where} in {_where(None, False, cwd)}")
     from rich.text import Text
 
     out().print(Text(str(found.path)))
@@ -104,8 +105,8 @@ def search(
     """Find text in user and assistant messages and session names."""
     from jsonl_session import search_sessions, session_files
 
-    where = _folder(folder, all_projects, cwd)
-    files = session_files(where, all_projects=all_projects) if where.is_dir() else []
+    missing = folder is not None and not folder.is_dir()
+    files = [] if missing else session_files(folder, cwd=cwd, all_projects=all_projects)
     hits = list(search_sessions(query, files, cache=cache_for(ctx, no_cache)))
     if as_json:
         print_json([hit.to_dict() for hit in hits])

@@ -1,5 +1,6 @@
-"""Where sessions live: the session root, the folder for a working directory, and
-creating folders with the right permissions. No file contents here (store.py).
+"""Where sessions live: pi's session folder and ours, the folder for a working
+directory, and creating folders with the right permissions. No file contents here
+(store.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,23 @@ def session_root() -> Path:
     if configured:
         return Path(configured).expanduser()
     return user_folder("data") / "jsonl-session" / "sessions"
+
+
+def pi_session_root() -> Path:
+    """pi's own session folder: ``$PI_CODING_AGENT_DIR/sessions``, else
+    ``~/.pi/agent/sessions``."""
+    agent = os.environ.get("PI_CODING_AGENT_DIR")
+    base = Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent"
+    return base / "sessions"
+
+
+def session_roots() -> list[Path]:
+    """Where sessions are looked for: pi's folder first, then ours (each once)."""
+    roots: list[Path] = []
+    for root in (pi_session_root(), session_root()):
+        if root not in roots:
+            roots.append(root)
+    return roots
 
 
 def user_folder(kind: Literal["data", "cache"]) -> Path:
