@@ -4,10 +4,11 @@ tokens go.
 The estimate is pi's, so compaction decisions made from it equal pi's: characters
 (JavaScript string length, i.e. UTF-16 code units) divided by 4, rounded up; a
 tool call counts its name and its arguments as compact JSON; an image in a tool
-result or custom message counts as 4,800 characters. pi does not count images in
-user messages; `estimate_tokens(..., count_user_images=True)` does, for accounting
-that hides nothing (the breakdown uses it). A context estimate takes the last
-usable assistant ``usage`` and estimates only the messages after it. Exact counts
+result, custom or user message counts as 4,800 characters (pi 1.5; pi 0.73 did not
+count them in user messages: ``count_user_images=False``); a system message (pi 1.5)
+counts its content, its sections and its tool declarations as compact JSON. A
+context estimate takes the last usable assistant ``usage`` and estimates only the
+messages after it. Exact counts
 through a provider's counting endpoint are providers/counting.py's (they need a client).
 """
 
@@ -31,12 +32,21 @@ def js_length(text: str) -> int:
     return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
 
 
-def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = False) -> int:
+def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) -> int:
     """pi's estimate for one message (see the module docstring)."""
     role = message.get("role")
     content = message.get("content")
     chars = 0
-    if role == "user":
+    if role == "system":
+        chars = _text_chars(content, count_images=True)
+        sections = message.get("sections")
+        for section in sections.values() if isinstance(sections, dict) else ():
+            if isinstance(section, str):
+                chars += js_length(section)
+        tools = message.get("toolsAdded")
+        if isinstance(tools, list | dict) or tools not in (None, False, 0, ""):
+            chars += js_length(dumps(tools).decode())  # JavaScript truthiness: [] counts
+    elif role == "user":
         chars = _text_chars(content, count_images=count_user_images)
     elif role == "assistant":
         for block in content if isinstance(content, list) else ():
@@ -99,9 +109,12 @@ class ContextEstimate:
     last_usage_index: int | None
 
 
-def estimate_context_tokens(messages: Sequence[dict[str, Any]]) -> ContextEstimate:
+def estimate_context_tokens(
+    messages: Sequence[dict[str, Any]], *, count_user_images: bool = True
+) -> ContextEstimate:
     """The context's size: the last assistant usage that is not from an aborted or
-    failed turn, plus estimates of the messages after it (all estimated if none)."""
+    failed turn, plus estimates of the messages after it (all estimated if none).
+    ``count_user_images=False``: pi 0.73's rule (see the module docstring)."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if (
@@ -110,9 +123,10 @@ def estimate_context_tokens(messages: Sequence[dict[str, Any]]) -> ContextEstima
             and message.get("usage")
         ):
             known = usage_tokens(message["usage"])
-            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            after = messages[index + 1 :]
+            trailing = sum(estimate_tokens(m, count_user_images=count_user_images) for m in after)
             return ContextEstimate(known + trailing, known, trailing, index)
-    estimated = sum(estimate_tokens(m) for m in messages)
+    estimated = sum(estimate_tokens(m, count_user_images=count_user_images) for m in messages)
     return ContextEstimate(estimated, 0, estimated, None)
 
 

@@ -17,6 +17,10 @@ for the same path and settings, so a compaction we plan is the one pi would make
 
 Tool outputs our prune entries name (pruning.py) count as their placeholder; pi
 does not know prune entries, so on files that have some our figures are smaller.
+
+These are pi 0.73.1's decisions (checked on its goldens), estimates included: images in
+user messages do not count here (``count_user_images=False``). pi 1.5.2 decides some
+cases differently (issue 12, point 6); that is not done yet.
 """
 
 from __future__ import annotations
@@ -103,7 +107,7 @@ def _find_cut_point(path: _Path, start: int, end: int, keep_recent_tokens: int) 
         if entries[index].type != "message":
             continue  # only message entries count toward what is kept (as in pi)
         message = path.message(index)
-        total += estimate_tokens(message) if message is not None else 0
+        total += estimate_tokens(message, count_user_images=False) if message is not None else 0
         if total >= keep_recent_tokens:
             cut = next((c for c in cuts if c >= index), cut)
             break
@@ -217,7 +221,8 @@ def prepare_compaction(
         previous_summary = summary if isinstance(summary, str) else None
         kept = previous_data.get("firstKeptEntryId")
         start = next((i for i, e in enumerate(path) if e.id == kept), previous + 1)
-    tokens_before = estimate_context_tokens(context_from_path(path).messages).tokens
+    messages = context_from_path(path).messages
+    tokens_before = estimate_context_tokens(messages, count_user_images=False).tokens
     cut = _find_cut_point(walk, start, len(path), settings.keep_recent_tokens)
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
     summarize = _with_messages(path, start, history_end)

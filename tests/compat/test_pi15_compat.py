@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from locations import GOLDEN_DIR
 
-from jsonl_session import Session, to_json
+from jsonl_session import Session, estimate_tokens, to_json
 
 PI15 = GOLDEN_DIR / "pi15"
 FILES = {p.stem: p for folder in ("corpus", "ours") for p in (PI15 / folder).glob("*.jsonl")}
@@ -108,6 +108,11 @@ class TestPiAndUsReadTheSameFiles:
         )
         assert session.system_prompt(leaf) == pi["text"]
         assert [tool["name"] for tool in session.tools(leaf)] == pi["tools"]
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test_each_message_at_the_leaf_is_estimated_as_pi_15_does(self, name: str) -> None:
+        messages = opened(name).build_context(pruning=False).messages
+        assert [estimate_tokens(m) for m in messages] == expected(name)["estimate_tokens"]
 
 
 class TestWhatTheProjectionMeans:

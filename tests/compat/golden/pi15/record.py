@@ -8,9 +8,9 @@ For each corpus file, `expected/<name>.json.xz` holds, from the oracle's output:
 leaf, session name and labels; for every entry, the context pi builds there (as JSON:
 the tests compare it with ours through the same JSON.stringify-like encoder, key order
 included) and the projection's sources (entry id, type, how many messages);
-and for every leaf, the current system message, its text and the tool names. The
-oracle records more (estimates, plans, forks, listing); those are kept for the issues
-that need them when they are worked on.
+for every leaf, the current system message, its text and the tool names; and pi's
+estimate of each message of the context at the leaf. The oracle records more (context
+estimates, plans, forks, listing); the issues that need them record them again.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-KEPT = ("pi_version", "leaf_id", "session_name", "labels", "projection_by_entry")
+KEPT = ("pi_version", "leaf_id", "session_name", "labels", "projection_by_entry", "estimate_tokens")
 
 
 def main() -> None:
