@@ -93,7 +93,14 @@ if TYPE_CHECKING:
         session_root,
         session_roots,
     )
-    from jsonl_session.tokens import Breakdown, estimate_context_tokens, estimate_tokens
+    from jsonl_session.tokens import (
+        Breakdown,
+        RecordedUsage,
+        UsageTotal,
+        estimate_context_tokens,
+        estimate_tokens,
+        recorded_usage,
+    )
     from jsonl_session.tree import TreeIndex, TreeNode, iter_nodes
     from jsonl_session.views.describe import entry_summary
     from jsonl_session.views.redact import Redactor, redact_text
@@ -123,6 +130,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ProjectedEntry": ("context", "ProjectedEntry"),
     "build_context": ("context", "build_context"),
     "Breakdown": ("tokens", "Breakdown"),
+    "RecordedUsage": ("tokens", "RecordedUsage"),
+    "UsageTotal": ("tokens", "UsageTotal"),
+    "recorded_usage": ("tokens", "recorded_usage"),
     "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
     "estimate_tokens": ("tokens", "estimate_tokens"),
     "message_text": ("messages", "message_text"),
@@ -228,6 +238,7 @@ __all__ = [
     "PrunePlan",
     "PruneResult",
     "PruneSettings",
+    "RecordedUsage",
     "Redactor",
     "Repair",
     "SearchHit",
@@ -243,6 +254,7 @@ __all__ = [
     "TreeIndex",
     "TreeNode",
     "UnsyncedWrite",
+    "UsageTotal",
     "auto_compact",
     "build_context",
     "call_with_overflow_recovery",
@@ -267,6 +279,7 @@ __all__ = [
     "plan_for",
     "plan_prune",
     "prune",
+    "recorded_usage",
     "redact_text",
     "search_sessions",
     "session_dir_for",

@@ -144,6 +144,83 @@ class Largest:
     tokens: int
 
 
+USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
+@dataclass(slots=True)
+class UsageTotal:
+    """Tokens and cost that usage records add up to."""
+
+    tokens: Counter[str] = field(default_factory=Counter)  # by USAGE_KEYS
+    cost: float = 0.0  # US dollars, as recorded
+    records: int = 0
+
+    def add(self, usage: dict[str, Any]) -> None:
+        self.records += 1
+        for key in USAGE_KEYS:
+            value = usage.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                self.tokens[key] += int(value)
+        cost = usage.get("cost")
+        total = cost.get("total") if isinstance(cost, dict) else None
+        if isinstance(total, int | float) and not isinstance(total, bool):
+            self.cost += float(total)
+
+    def to_dict(self) -> dict[str, Any]:
+        tokens = {key: self.tokens.get(key, 0) for key in USAGE_KEYS}
+        return {**tokens, "cost": round(self.cost, 10), "records": self.records}
+
+
+@dataclass(slots=True)
+class RecordedUsage:
+    """The usage a session recorded, all branches: assistant replies, usage entries
+    (pi 1.5: cache warming, classifiers, ...) and the calls that wrote compaction and
+    branch summaries; by model (``provider/model``) and by kind (``assistant``,
+    ``compaction``, ``branch_summary`` or a usage entry's own kind)."""
+
+    total: UsageTotal = field(default_factory=UsageTotal)
+    by_model: dict[str, UsageTotal] = field(default_factory=dict)
+    by_kind: dict[str, UsageTotal] = field(default_factory=dict)
+
+    def add(self, usage: Any, model: str, kind: str) -> None:
+        if not isinstance(usage, dict):
+            return
+        for total in (
+            self.total,
+            self.by_model.setdefault(model, UsageTotal()),
+            self.by_kind.setdefault(kind, UsageTotal()),
+        ):
+            total.add(usage)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total.to_dict(),
+            "byModel": {k: v.to_dict() for k, v in self.by_model.items()},
+            "byKind": {k: v.to_dict() for k, v in self.by_kind.items()},
+        }
+
+
+def recorded_usage(entries: Sequence[StoredEntry]) -> RecordedUsage:
+    """What the usage records of ``entries`` add up to (see RecordedUsage)."""
+    found = RecordedUsage()
+    for entry in entries:
+        if entry.type == "message" and entry.role == "assistant":
+            message = entry.data().get("message", {})
+            model = f"{message.get('provider')}/{message.get('model')}"
+            found.add(message.get("usage"), model, "assistant")
+        elif entry.type == "usage":
+            data = entry.data()
+            found.add(
+                data.get("usage"),
+                f"{data.get('provider')}/{data.get('model')}",
+                str(data.get("kind")),
+            )
+        elif entry.type in ("compaction", "branch_summary"):
+            usage = entry.data().get("usage")
+            found.add(usage, "(summaries)", entry.type)
+    return found
+
+
 @dataclass(slots=True)
 class Breakdown:
     """Where a session's tokens go (estimates; images in user messages counted)."""
@@ -159,6 +236,7 @@ class Breakdown:
     by_tool: Counter[str] = field(default_factory=Counter)
     by_tool_model: Counter[str] = field(default_factory=Counter)
     largest: list[Largest] = field(default_factory=list)
+    recorded: RecordedUsage = field(default_factory=lambda: RecordedUsage())
 
     @property
     def other_branches_tokens(self) -> int:
@@ -188,6 +266,7 @@ class Breakdown:
                 {"entryId": x.entry_id, "line": x.line, "what": x.what, "tokens": x.tokens}
                 for x in self.largest
             ],
+            "recordedUsage": self.recorded.to_dict(),
         }
 
 
@@ -222,6 +301,7 @@ def breakdown(
         _count_tools(message, out.by_tool_model)
     out.context_estimate = _current_context_estimate(sent)
     out.largest = sorted(sizes, key=lambda x: -x.tokens)[:largest]
+    out.recorded = recorded_usage(entries)
     return out
 
 

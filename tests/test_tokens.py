@@ -7,12 +7,17 @@ from pathlib import Path
 
 import pytest
 from builders import assistant_message, user_message
-from helpers_cli import runner
+from helpers_cli import invoke, runner
 from locations import FIXTURES, GOLDEN_DIR
 
 from jsonl_session import Session
 from jsonl_session.cli import app
-from jsonl_session.tokens import estimate_context_tokens, estimate_tokens, js_length
+from jsonl_session.tokens import (
+    estimate_context_tokens,
+    estimate_tokens,
+    js_length,
+    recorded_usage,
+)
 
 GOLDEN = json.loads((GOLDEN_DIR / "pi-estimates.json").read_text())
 
@@ -129,3 +134,24 @@ class TestTheContextEstimateInStats:
         found = session.token_breakdown()
         assert found.model_tokens == estimate_tokens(user_message("q"))
         assert found.stored_tokens > found.model_tokens
+
+
+class TestRecordedUsage:
+    def test_usage_entries_and_summaries_count_by_model_and_kind(self) -> None:
+        corpus = GOLDEN_DIR / "pi15" / "corpus"
+        found = recorded_usage(Session.open(corpus / "usage-entries.jsonl").entries)
+        assert set(found.by_kind) == {"assistant", "cache_warm", "classifier", "something-new"}
+        assert found.by_kind["cache_warm"].tokens["cacheRead"] == 50_000
+        assert found.by_model["openai/gpt-5.1-mini"].to_dict()["cost"] == 0.000312
+        assert found.total.records == 5
+        compacted = recorded_usage(Session.open(corpus / "compaction-checkpoints.jsonl").entries)
+        assert compacted.by_kind["compaction"].tokens["input"] == 5_000 + 6_000
+        assert compacted.by_kind["compaction"].records == 2  # the third recorded no usage
+
+    def test_stats_reports_them(self) -> None:
+        path = GOLDEN_DIR / "pi15" / "corpus" / "usage-entries.jsonl"
+        code, out, _ = invoke("stats", path, "--json")
+        recorded = json.loads(out)["recordedUsage"]
+        assert code == 0 and recorded["total"]["totalTokens"] == 53_014
+        code, out, _ = invoke("stats", path)
+        assert code == 0 and "recorded usage by kind" in out and "cache_warm" in out

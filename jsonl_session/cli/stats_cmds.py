@@ -1,4 +1,5 @@
-"""`stats`: where a session's tokens go, as a table with bars, or JSON. Read-only.
+"""`stats`: where a session's tokens go, as a table with bars, and the usage and cost
+it recorded, by model and by kind; or JSON. Read-only.
 The library is imported when the command runs, rich's tables only for the tables."""
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from jsonl_session.cli.options import (
 if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
+
+    from jsonl_session import UsageTotal
 
 BAR_WIDTH = 30
 
@@ -71,6 +74,28 @@ def stats(
     for item in found.largest:
         largest.add_row(item.entry_id, str(item.line), Text(item.what), f"{item.tokens:,}")
     out().print(largest)
+    recorded = found.recorded
+    if recorded.total.records:
+        for title, totals in (
+            ("recorded usage by model (all branches)", recorded.by_model),
+            ("recorded usage by kind", recorded.by_kind),
+        ):
+            out().print(_usage_table(title, {**totals, "total": recorded.total}))
+
+
+def _usage_table(title: str, totals: dict[str, UsageTotal]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title, box=None)
+    table.add_column("")
+    for column in ("input", "output", "cache read", "cache write", "total", "cost $"):
+        table.add_column(column, justify="right")
+    keys = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+    for name, total in totals.items():
+        cells = [f"{total.tokens.get(key, 0):,}" for key in keys]
+        table.add_row(Text(name), *cells, f"{total.cost:.4f}")
+    return table
 
 
 def _counter_table(
