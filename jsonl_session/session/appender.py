@@ -3,7 +3,7 @@
 Owns deciding where a new entry attaches (the leaf), giving it a fresh id once the
 file is locked and up to date, refusing when an entry it refers to has gone or another
 program wrote since the caller planned (``expect_revision``), deferred persistence (a
-new session's file is written whole at its first assistant message), and folding what
+new session's file is written whole at its first user or assistant message), and folding what
 was written back into the state. The byte-level protocol (locks, catching up,
 sealing, rewrites) is storage/writer.py's; what the line holds is format/building.py's.
 """
@@ -122,7 +122,7 @@ class Appender:
         return entry_id
 
     def flush(self) -> None:
-        """Write a new session's file now instead of at its first assistant message."""
+        """Write a new session's file now instead of at its first user message."""
         if not self.file.persisted:
             self.file.create(self.state.header, [e.raw for e in self.state.index.order])
             self.renumber()

@@ -45,7 +45,8 @@ class EntryAppends:
     def append_message(self, message: dict[str, Any] | msgspec.Struct) -> str:
         """Append an agent message (pi's shapes, as a dict or a model struct)."""
         build, role = message_line(message)
-        return self._appender.append(build, flush=role == "assistant")
+        # pi 1.5 writes a new file at its first user or assistant message
+        return self._appender.append(build, flush=role in ("user", "assistant"))
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         return self._appender.append_struct(ModelChangeEntry, provider=provider, model_id=model_id)

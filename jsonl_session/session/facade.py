@@ -92,7 +92,8 @@ class Session(EntryAppends):
         parent_session: str | None = None,
         fsync: store.FsyncPolicy = "always",
     ) -> Session:
-        """A new session for ``cwd``; written on the first assistant message or `flush`.
+        """A new session for ``cwd``; written at its first user or assistant message (as
+        pi 1.5 does) or `flush`.
 
         The file goes to ``path`` if given, else ``session_dir``, else the folder for
         ``cwd`` under the session root (see paths.session_root).
@@ -274,7 +275,7 @@ class Session(EntryAppends):
         self._state.leaf = None
 
     def flush(self) -> None:
-        """Write a new session to disk now instead of at its first assistant message."""
+        """Write a new session to disk now instead of at its first user message."""
         self._appender.flush()
 
     # --- forking ---------------------------------------------------------------

@@ -259,15 +259,21 @@ class TestIdsAndTimestamps:
 
 
 class TestDeferredPersistence:
-    def test_nothing_is_written_before_the_first_assistant_message(self, tmp_path: Path) -> None:
+    def test_nothing_is_written_before_the_first_user_or_assistant_message(
+        self, tmp_path: Path
+    ) -> None:
+        # pi 1.5 writes the file at the first user message (0.73: the first reply)
         session = Session.create(cwd=tmp_path, session_dir=tmp_path / "sessions")
-        first = session.append_message(user_message("one"))
+        first = session.append_system_message(sections={"preamble": "You code."})
         session.append_model_change("anthropic", "claude")
-        session.append_message(user_message("two"))
         assert not session.path.exists()
         assert not session.is_persisted
         assert session.leaf_id is not None
         assert session.get(first) is not None
+        session.append_message(user_message("one"))
+        assert session.is_persisted
+        written = [e["type"] for e in parsed_lines(session.path)[1:]]
+        assert written == ["message", "model_change", "message"]
 
     def test_the_first_assistant_message_writes_everything_in_order(self, tmp_path: Path) -> None:
         session = Session.create(cwd=tmp_path, session_dir=tmp_path)

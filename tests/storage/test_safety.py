@@ -94,15 +94,16 @@ class TestWritesThatCannotComplete:
         from jsonl_session import Session, SessionWriteError
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         session = Session.create(cwd="/p", path=sys.argv[1], fsync="never")
-        session.append_message({"role": "user", "content": "q", "timestamp": 1})
+        session.append_model_change("anthropic", "claude")
         resource.setrlimit(resource.RLIMIT_FSIZE, (200, resource.RLIM_INFINITY))
-        try:
-            session.append_message(MESSAGE)
+        try:  # the first user message writes the file (pi 1.5): too big for the limit
+            session.append_message({"role": "user", "content": "q" * 1000, "timestamp": 1})
         except (SessionWriteError, OSError) as exc:
             print("refused:", type(exc).__name__)
         import os
         print("exists:", os.path.exists(sys.argv[1]), "entries:", len(session.entries))
         resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+        session.append_message({"role": "user", "content": "q", "timestamp": 1})
         session.append_message(MESSAGE)
         """.replace("MESSAGE", repr(assistant_message("a" * 1000)))
         done = run_python(code, str(target))
@@ -110,7 +111,7 @@ class TestWritesThatCannotComplete:
         assert "refused:" in done.stdout
         assert "exists: False entries: 1" in done.stdout
         roles = [e.role for e in Session.open(target).entries]
-        assert roles == ["user", "assistant"]
+        assert roles == [None, "user", "assistant"]
         assert [p.name for p in target.parent.iterdir()] == ["new.jsonl"]
 
 
