@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -63,16 +62,13 @@ app()
 
 
 def command_prefix() -> list[str]:
-    """The installed `jsonl-session` script beside this interpreter, else `-m`."""
-    script = Path(sys.executable).with_name("jsonl-session")
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("jsonl-session")
-    return [found] if found else [sys.executable, "-m", "jsonl_session"]
+    """`python -m jsonl_session` on this checkout (PYTHONPATH is set in time_command),
+    so the tree this script sits in is measured, whatever is installed."""
+    return [sys.executable, "-m", "jsonl_session"]
 
 
 def time_command(argv: list[str], runs: int) -> list[float]:
-    env = dict(os.environ, JSONL_SESSION_NO_CACHE="1")
+    env = dict(os.environ, JSONL_SESSION_NO_CACHE="1", PYTHONPATH=str(ROOT))
     # As on a user's machine: compiled modules are kept (the first run writes them).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run(argv, check=True, capture_output=True, env=env)  # warm the page cache

@@ -9,6 +9,7 @@ rich are never imported by importing this package.
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from jsonl_session.errors import (
@@ -190,21 +191,27 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name == "branch_with_summary":
-        # Renamed summarize_branch; compaction's module warns on each use, so not kept.
-        return getattr(importlib.import_module(f"{__name__}.compaction"), name)
-    try:
-        module, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # for type checkers every public name is imported above
 
+    def __getattr__(name: str) -> Any:
+        if name == "branch_with_summary":
+            warnings.warn(
+                "jsonl_session.branch_with_summary is now summarize_branch "
+                "(Session.branch_with_summary appends a summary you already have)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            name = "summarize_branch"
+        try:
+            module, attribute = _LAZY[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        globals()[name] = value  # the old alias is never kept, so it warns on each use
+        return value
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    def __dir__() -> list[str]:
+        return sorted({*__all__, *(n for n in globals() if n.startswith("__"))})
 
 
 __all__ = [

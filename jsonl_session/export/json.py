@@ -2,7 +2,7 @@
 the conversation branches, for programs that read a session without this library.
 
 It does not use plan.py (every entry goes in, whatever the branch); the runs come from
-views/transcript.py, secrets are replaced by views/redact.py's `Redactor`.
+views/runs.py, secrets are replaced by views/redact.py's `Redactor`.
 """
 
 from __future__ import annotations

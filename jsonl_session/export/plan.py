@@ -3,7 +3,7 @@
 Owns ExportPlan (the active path or every branch, the header facts, labels beside
 the entries they mark, each entry's view made and redacted once) and ExportResult.
 What an entry says comes from views/transcript.py (`view_entry`), the runs of the
-branch tree too; secrets are replaced by views/redact.py's `Redactor`. Rendering is
+branch tree from views/runs.py; secrets are replaced by views/redact.py's `Redactor`. Rendering is
 markdown.py's and html.py's; the JSON document is json.py's; choosing a format and
 writing the file is render.py's.
 

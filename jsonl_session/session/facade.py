@@ -66,6 +66,7 @@ class Session(EntryAppends):
             on_reload=lambda reloaded: state.install(reloaded, keep_leaf=True),
         )
         self._appender = Appender(state, self._file)
+        self._cache: CacheOption = None
 
     # --- opening -------------------------------------------------------------
 
@@ -80,7 +81,10 @@ class Session(EntryAppends):
         """Read a session file. Migrates in memory; never writes to it. ``cache``: where
         to keep the index of a large file (see storage/cache.py; False: no cache)."""
         file_path = Path(path).absolute()
-        return cls(file_path, load_entries(file_path, cache=cache), persisted=True, fsync=fsync)
+        loaded = load_entries(file_path, cache=cache)
+        session = cls(file_path, loaded, persisted=True, fsync=fsync)
+        session._cache = cache  # a fork opens its file the same way
+        return session
 
     @classmethod
     def create(
@@ -290,7 +294,7 @@ class Session(EntryAppends):
         """A new session file holding the path root → ``entry_id`` (default: the leaf).
 
         Labels on the path come along; the header's parentSession is this file. The new
-        file is opened with ``cache`` (as in `Session.open`).
+        file is opened with ``cache`` (as in `Session.open`; default: this session's).
         """
         self._file.check_writable()
         target = entry_id if entry_id is not None else self._state.leaf
@@ -302,7 +306,8 @@ class Session(EntryAppends):
         write_fork(
             new_path, header, self._state.path_to(target), self._state.labels, self._file.fsync
         )
-        return Session.open(new_path, fsync=self._file.fsync, cache=cache)
+        reopen = self._cache if cache is None else cache
+        return Session.open(new_path, fsync=self._file.fsync, cache=reopen)
 
     @classmethod
     def fork_from(

@@ -159,6 +159,14 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 class TestWhereRecordsGo:
+    def test_a_fork_of_a_session_opened_without_the_cache_writes_no_record(
+        self, big: Path, own_cache_folder: Path
+    ) -> None:
+        forked = Session.open(big, cache=False).fork()
+        assert len(forked.entries) > 100 and files_in(own_cache_folder) == []
+        Session.open(big).fork(cache=False)
+        assert len(files_in(own_cache_folder)) == 1  # the source's record only
+
     def test_the_first_open_writes_one_record_and_the_next_uses_it(
         self, big: Path, own_cache_folder: Path, starts: list[int]
     ) -> None:
