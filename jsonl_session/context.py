@@ -105,10 +105,14 @@ def project_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> Projec
     shows them whole, as ``pruning=False`` does)."""
     pruned = pruned_entry_ids(path) if pruning else set()
     thinking_level, model = _settings(path)
-    selected = _selected(path)
-    edits = _latest_edits(selected)
-    bodies = [e for i, e in enumerate(selected) if _contributes(e, i)]
+    selected, compaction = _selected(path)
+    # every body needed is decoded once, entries near each other in one read
+    rest = selected if compaction is None else selected[1:]
+    bodies = [e for e in rest if e.type in _BODY_TYPES]
     data_of = {id(e): loads_object(raw) for e, raw in zip(bodies, raw_lines(bodies), strict=True)}
+    if compaction is not None:
+        data_of[id(selected[0])] = compaction
+    edits = _latest_edits(selected, data_of)
     projected = []
     for entry in selected:
         data = data_of.get(id(entry))
@@ -121,34 +125,30 @@ def project_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> Projec
     return Projection(projected, thinking_level, model)
 
 
-def _selected(path: Sequence[StoredEntry]) -> list[StoredEntry]:
-    """The entries the context draws on, in order (pi's buildContextEntries): with a
-    compaction on the path, the last one, then the non-system entries from its first
-    kept entry up to it, then every entry after it; else the whole path."""
+def _selected(path: Sequence[StoredEntry]) -> tuple[list[StoredEntry], dict[str, Any] | None]:
+    """The entries the context draws on, in order (pi's buildContextEntries), and the
+    last compaction's body when there is one: then that compaction comes first, then
+    the non-system entries from its first kept entry up to it, then every entry after
+    it; else the whole path. Older compactions in the range contribute nothing."""
     at = _last_compaction(path)
     if at is None:
-        return list(path)
-    first_kept = path[at].data().get("firstKeptEntryId")
+        return list(path), None
+    compaction = path[at].data()
+    first_kept = compaction.get("firstKeptEntryId")
     start = next((i for i in range(at) if path[i].id == first_kept), at)
     kept = [e for e in path[start:at] if not (e.type == "message" and e.role == "system")]
-    return [path[at], *kept, *path[at + 1 :]]
+    return [path[at], *kept, *path[at + 1 :]], compaction
 
 
-def _contributes(entry: StoredEntry, position: int) -> bool:
-    """Whether the entry's body is needed: it may become messages (a compaction only
-    as the first selected entry) or it is a context edit."""
-    if entry.type == "compaction":
-        return position == 0
-    return entry.type in _MESSAGE_TYPES or entry.type == "context_edit"
-
-
-def _latest_edits(selected: Sequence[StoredEntry]) -> dict[str, dict[str, Any]]:
+def _latest_edits(
+    selected: Sequence[StoredEntry], data_of: dict[int, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
     """The last usable context_edit per target among the selected entries. An edit
     without a ``replacement`` key is not used (pi fails on it)."""
     edits: dict[str, dict[str, Any]] = {}
     for entry in selected:
         if entry.type == "context_edit":
-            data = entry.data()
+            data = data_of[id(entry)]
             target = data.get("targetId")
             if isinstance(target, str) and "replacement" in data:
                 edits[target] = data
@@ -226,7 +226,9 @@ def _last_compaction(path: Sequence[StoredEntry]) -> int | None:
     return next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
 
 
-_MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+# bodies a projection reads (besides the last compaction's): what may become messages,
+# and the edits of them
+_BODY_TYPES = frozenset({"message", "custom_message", "branch_summary", "context_edit"})
 
 
 def pruned_entry_ids(path: Sequence[StoredEntry]) -> set[str]:

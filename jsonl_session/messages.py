@@ -188,7 +188,7 @@ def current_system_message(messages: Sequence[dict[str, Any]]) -> dict[str, Any]
             continue
         if timestamp is None:
             timestamp = message.get("timestamp")
-        text = _content_text(message.get("content"))
+        text = joined_text(message.get("content"))
         if text:
             content.append(text)
         patch = message.get("sections")
@@ -214,22 +214,11 @@ def system_message_text(message: dict[str, Any] | None) -> str:
     non-empty ones separated by blank lines (pi's getSystemMessageText)."""
     if message is None:
         return ""
-    parts = [_content_text(message.get("content"))]
+    parts = [joined_text(message.get("content"))]
     sections = message.get("sections")
     if isinstance(sections, dict):
         parts.extend(text for text in sections.values() if isinstance(text, str))
     return "\n\n".join(part for part in parts if part)
-
-
-def _content_text(content: Any) -> str:
-    """pi's contentText: a string as it is, else its text blocks joined by newlines."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        block["text"] if isinstance(block.get("text"), str) else ""
-        for block in content_blocks(content)
-        if block.get("type") == "text"
-    )
 
 
 def _listed(value: Any) -> list[Any]:

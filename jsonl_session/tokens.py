@@ -204,21 +204,26 @@ def recorded_usage(entries: Sequence[StoredEntry]) -> RecordedUsage:
     """What the usage records of ``entries`` add up to (see RecordedUsage)."""
     found = RecordedUsage()
     for entry in entries:
-        if entry.type == "message" and entry.role == "assistant":
-            message = entry.data().get("message", {})
+        if entry.type in _USAGE_TYPES:
+            _note_usage(found, entry, entry.data())
+    return found
+
+
+_USAGE_TYPES = frozenset({"message", "usage", "compaction", "branch_summary"})
+
+
+def _note_usage(found: RecordedUsage, entry: StoredEntry, data: dict[str, Any]) -> None:
+    """Add the usage one entry records, given its body."""
+    if entry.type == "message" and entry.role == "assistant":
+        message = data.get("message")
+        if isinstance(message, dict):
             model = f"{message.get('provider')}/{message.get('model')}"
             found.add(message.get("usage"), model, "assistant")
-        elif entry.type == "usage":
-            data = entry.data()
-            found.add(
-                data.get("usage"),
-                f"{data.get('provider')}/{data.get('model')}",
-                str(data.get("kind")),
-            )
-        elif entry.type in ("compaction", "branch_summary"):
-            usage = entry.data().get("usage")
-            found.add(usage, "(summaries)", entry.type)
-    return found
+    elif entry.type == "usage":
+        model = f"{data.get('provider')}/{data.get('model')}"
+        found.add(data.get("usage"), model, str(data.get("kind")))
+    elif entry.type in ("compaction", "branch_summary"):
+        found.add(data.get("usage"), "(summaries)", entry.type)
 
 
 @dataclass(slots=True)
@@ -282,10 +287,14 @@ def breakdown(
     sizes: list[Largest] = []
     size_of: dict[int, int] = {}  # by id(entry): each body is decoded once
     for entry in entries:
-        message = _entry_message(entry)
+        if entry.type not in _BODY_TYPES:
+            continue
+        data = entry.data()  # each body decoded once, for its size and its usage
+        _note_usage(out.recorded, entry, data)
+        message = _entry_message(entry.type, data)
         if message is None:
             continue
-        tokens = estimate_tokens(message, count_user_images=True)
+        tokens = estimate_tokens(message)
         size_of[id(entry)] = tokens
         out.stored_tokens += tokens
         out.by_entry_type[entry.type] += tokens
@@ -295,13 +304,12 @@ def breakdown(
     out.path_tokens = sum(size_of.get(id(entry), 0) for entry in path)
     sent = [m for m in context.messages if not m.get("excludeFromContext")]
     for message in sent:
-        tokens = estimate_tokens(message, count_user_images=True)
+        tokens = estimate_tokens(message)
         out.model_tokens += tokens
         out.by_role_model[str(message.get("role"))] += tokens
         _count_tools(message, out.by_tool_model)
     out.context_estimate = _current_context_estimate(sent)
     out.largest = sorted(sizes, key=lambda x: -x.tokens)[:largest]
-    out.recorded = recorded_usage(entries)
     return out
 
 
@@ -321,13 +329,14 @@ def _current_context_estimate(messages: Sequence[dict[str, Any]]) -> int:
     return estimate.tokens
 
 
-def _entry_message(entry: StoredEntry) -> dict[str, Any] | None:
+_BODY_TYPES = _USAGE_TYPES | {"custom_message"}
+
+
+def _entry_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
     """The message an entry holds or stands for (a compaction: its summary)."""
-    if entry.type == "compaction":
-        return {"role": "compactionSummary", "summary": entry.data().get("summary", "")}
-    if entry.type in ("message", "custom_message", "branch_summary"):
-        return as_message(entry.type, entry.data())
-    return None
+    if entry_type == "compaction":
+        return {"role": "compactionSummary", "summary": data.get("summary", "")}
+    return as_message(entry_type, data)
 
 
 def _count_tools(message: dict[str, Any], into: Counter[str]) -> None:

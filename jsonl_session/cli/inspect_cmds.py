@@ -305,7 +305,8 @@ def _system_body(message: dict[str, Any]) -> str:
     and the tools it adds and removes."""
     from jsonl_session import message_text
 
-    parts = [message_text(message)] if message_text(message) else []
+    text = message_text(message)
+    parts = [text] if text else []
     sections = message.get("sections")
     for name, text in (sections if isinstance(sections, dict) else {}).items():
         parts.append(f"[{name}] removed" if text is None else f"[{name}]\n{text}")

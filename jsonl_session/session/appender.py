@@ -85,7 +85,7 @@ class Appender:
                 return None
             entry_id = new_entry_id(state.index)
             raw = built(build, entry_id, state.leaf)
-            if flush or state.has_assistant:
+            if flush:
                 # The file is written whole, then the entry joins: a failed write
                 # leaves the session as it was and no file behind.
                 self.file.create(state.header, [*(e.raw for e in state.index.order), raw])

@@ -166,9 +166,7 @@ class EntryAppends:
             if isinstance(content, str) and role in ("assistant", "toolResult"):
                 content = [{"type": "text", "text": content}]
             replacement = {"content": content}
-        return self._appender.append_struct(
-            ContextEditEntry, requires=(target_id,), target_id=target_id, replacement=replacement
-        )
+        return self._append_edit(target_id, replacement)
 
     def restore_in_context(self, target_id: str) -> str:
         """Undo the edits of ``target_id`` on this branch from here on: append an edit
@@ -179,10 +177,7 @@ class EntryAppends:
         data = target.data()
         source = data.get("message", {}) if target.type == "message" else data
         content = source.get("content") if isinstance(source, dict) else None
-        replacement = {"content": [] if content is None else content}
-        return self._appender.append_struct(
-            ContextEditEntry, requires=(target_id,), target_id=target_id, replacement=replacement
-        )
+        return self._append_edit(target_id, {"content": [] if content is None else content})
 
     def append_usage(
         self, kind: str, provider: str, model: str, usage: Any, note: str | None = None
@@ -228,6 +223,11 @@ class EntryAppends:
         if not isinstance(name, str):
             raise EntryValidationError(f"a session name must be a string, not {name!r}")
         return self._appender.append_struct(SessionInfoEntry, name=name.strip())
+
+    def _append_edit(self, target_id: str, replacement: dict[str, Any] | None) -> str:
+        return self._appender.append_struct(
+            ContextEditEntry, requires=(target_id,), target_id=target_id, replacement=replacement
+        )
 
     def _leaf_messages(self) -> list[dict[str, Any]]:
         """The context messages at the leaf (what a compaction checkpoints)."""

@@ -1,10 +1,9 @@
 """What a session knows of its file, folded from its entries: the tree index, labels,
 name, the active leaf, and what was read (header, version, migrations, problems).
 
-Owns the fold: taking in a loaded file or more entries and keeping labels, name and
-the "has an assistant message" flag current, finding the file's leaf by pi's rule
-(looking through our leaf markers), and following paths with errors that name the
-file. Writing is appender.py's; the public methods are facade.py's.
+Owns the fold: taking in a loaded file or more entries and keeping labels and name
+current, finding the file's leaf by pi's rule (looking through our leaf markers), and
+following paths with errors that name the file. Writing is appender.py's; the public methods are facade.py's.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ class SessionState:
         self.index = TreeIndex(table=table)
         self.labels: dict[str, tuple[str, str]] = {}
         self.name: str | None = None
-        self.has_assistant = table is not None and table.has_assistant
         for entry in table.noted if table is not None else ():
             self._note(entry)
         self.add_entries(loaded.read_entries)
@@ -52,8 +50,6 @@ class SessionState:
 
     def add_entries(self, entries: Sequence[StoredEntry]) -> None:
         self.index.extend(entries)
-        if not self.has_assistant:
-            self.has_assistant = any(e.role == "assistant" for e in entries)
         for entry in entries:
             if entry.type in ("label", "session_info"):
                 self._note(entry)

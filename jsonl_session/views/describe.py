@@ -70,7 +70,8 @@ def entry_summary(entry: StoredEntry, width: int = 72) -> str:
 def _system_summary(message: dict[str, Any]) -> str:
     """A system message in a few words: its text, the sections it sets or removes,
     the tools it adds and removes."""
-    parts = [message_text(message)] if message_text(message) else []
+    text = message_text(message)
+    parts = [text] if text else []
     sections = message.get("sections")
     if isinstance(sections, dict) and sections:
         named = (f"-{n}" if v is None else str(n) for n, v in sections.items())
