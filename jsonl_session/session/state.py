@@ -3,7 +3,8 @@ name, the active leaf, and what was read (header, version, migrations, problems)
 
 Owns the fold: taking in a loaded file or more entries and keeping labels and name
 current, finding the file's leaf by pi's rule (looking through our leaf markers), and
-following paths with errors that name the file. Writing is appender.py's; the public methods are facade.py's.
+following paths with errors that name the file. Writing is appender.py's; the public
+methods are facade.py's.
 """
 
 from __future__ import annotations
