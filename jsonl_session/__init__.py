@@ -99,6 +99,7 @@ if TYPE_CHECKING:
         RecordedUsage,
         UsageTotal,
         estimate_context_tokens,
+        estimate_projected_context_tokens,
         estimate_tokens,
         recorded_usage,
     )
@@ -135,6 +136,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "UsageTotal": ("tokens", "UsageTotal"),
     "recorded_usage": ("tokens", "recorded_usage"),
     "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
+    "estimate_projected_context_tokens": ("tokens", "estimate_projected_context_tokens"),
     "estimate_tokens": ("tokens", "estimate_tokens"),
     "message_text": ("messages", "message_text"),
     "Session": ("session", "Session"),
@@ -271,6 +273,7 @@ __all__ = [
     "count_tokens_openai",
     "entry_summary",
     "estimate_context_tokens",
+    "estimate_projected_context_tokens",
     "estimate_tokens",
     "export_html",
     "export_json",

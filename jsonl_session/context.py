@@ -116,7 +116,7 @@ def project_path(path: Sequence[StoredEntry], *, pruning: bool = True) -> Projec
     projected = []
     for entry in selected:
         data = data_of.get(id(entry))
-        messages = [] if data is None else _entry_messages(entry.type, data)
+        messages = [] if data is None else entry_messages(entry.type, data)
         if messages and entry.id in edits:
             messages = _edited(messages, edits[entry.id])
         if entry.id in pruned:
@@ -255,12 +255,12 @@ def pruned_output(message: dict[str, Any], entry_id: str) -> dict[str, Any]:
 
 def as_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
     """The message a message, custom_message or branch_summary entry contributes to
-    the context, in pi's shapes, or None (compactions: see `_entry_messages`)."""
-    messages = _entry_messages(entry_type, data) if entry_type != "compaction" else []
+    the context, in pi's shapes, or None (compactions: see `entry_messages`)."""
+    messages = entry_messages(entry_type, data) if entry_type != "compaction" else []
     return messages[0] if messages else None
 
 
-def _entry_messages(entry_type: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+def entry_messages(entry_type: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     """What one entry contributes before edits (pi's sessionEntryToContextMessages)."""
     if entry_type == "message":
         message = data.get("message")

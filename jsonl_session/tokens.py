@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.context import SessionContext, as_message
+from jsonl_session.context import Projection, as_message
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.messages import current_system_message
 
 IMAGE_CHARS = 4800
 
@@ -113,21 +114,60 @@ def estimate_context_tokens(
     messages: Sequence[dict[str, Any]], *, count_user_images: bool = True
 ) -> ContextEstimate:
     """The context's size: the last assistant usage that is not from an aborted or
-    failed turn, plus estimates of the messages after it (all estimated if none).
-    ``count_user_images=False``: pi 0.73's rule (see the module docstring)."""
+    failed turn and reports some tokens, plus estimates of the messages after it (all
+    estimated if none). ``count_user_images=False``: pi 0.73's rule (see the module
+    docstring)."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if (
             message.get("role") == "assistant"
             and message.get("stopReason") not in ("aborted", "error")
-            and message.get("usage")
+            and (known := usage_tokens(message.get("usage"))) > 0
         ):
-            known = usage_tokens(message["usage"])
             after = messages[index + 1 :]
             trailing = sum(estimate_tokens(m, count_user_images=count_user_images) for m in after)
             return ContextEstimate(known + trailing, known, trailing, index)
     estimated = sum(estimate_tokens(m, count_user_images=count_user_images) for m in messages)
     return ContextEstimate(estimated, 0, estimated, None)
+
+
+def estimate_projected_context_tokens(
+    projection: Projection, path: Sequence[StoredEntry]
+) -> ContextEstimate:
+    """The size of the context ``projection`` builds from ``path`` (pi 1.5's
+    estimateProjectedContextTokens): estimate_context_tokens while the usage it rests
+    on was recorded after the path's last context edit and last compaction; else that
+    usage measured a context that is no longer sent, so every message is estimated,
+    the system messages as the one prompt they replay into."""
+    messages = projection.messages
+    estimate = estimate_context_tokens(messages)
+    if estimate.last_usage_index is not None:
+        source = _source_of(projection, estimate.last_usage_index)
+        measured_at = next((i for i, e in enumerate(path) if e.id == source), -1)
+        invalidated_at = next(
+            (i for i in range(len(path) - 1, -1, -1) if path[i].type in _INVALIDATING),
+            -1,
+        )
+        if measured_at > invalidated_at:
+            return estimate
+    system = current_system_message(messages)
+    tokens = estimate_tokens(system) if system is not None else 0
+    tokens += sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
+    return ContextEstimate(tokens, 0, tokens, None)
+
+
+# entries after which a recorded usage no longer measures what is sent
+_INVALIDATING = frozenset({"context_edit", "compaction"})
+
+
+def _source_of(projection: Projection, message_index: int) -> str | None:
+    """The id of the entry the projection's ``message_index``-th message came from."""
+    seen = 0
+    for item in projection.entries:
+        seen += len(item.messages)
+        if message_index < seen:
+            return item.entry.id
+    return None
 
 
 def estimate_messages_tokens(messages: Sequence[dict[str, Any]]) -> int:
@@ -233,7 +273,7 @@ class Breakdown:
     stored_tokens: int = 0  # every entry in the file, all branches
     path_tokens: int = 0  # the active path, as if nothing were compacted
     model_tokens: int = 0  # what the model sees from the leaf
-    context_estimate: int = 0  # model-facing, using the last assistant usage
+    context_estimate: int = 0  # as pi 1.5 judges it: the last usage while not stale
     entries: int = 0
     by_entry_type: Counter[str] = field(default_factory=Counter)
     by_role: Counter[str] = field(default_factory=Counter)
@@ -278,11 +318,12 @@ class Breakdown:
 def breakdown(
     entries: Sequence[StoredEntry],
     path: Sequence[StoredEntry],
-    context: SessionContext,
+    projection: Projection,
     *,
     largest: int = 10,
 ) -> Breakdown:
-    """Tokens stored in ``entries``, on the active ``path`` and in the ``context``."""
+    """Tokens stored in ``entries``, on the active ``path`` and in the context its
+    ``projection`` builds."""
     out = Breakdown(entries=len(entries))
     sizes: list[Largest] = []
     size_of: dict[int, int] = {}  # by id(entry): each body is decoded once
@@ -302,31 +343,15 @@ def breakdown(
         _count_tools(message, out.by_tool)
         sizes.append(Largest(entry.id, entry.line, _what(message), tokens))
     out.path_tokens = sum(size_of.get(id(entry), 0) for entry in path)
-    sent = [m for m in context.messages if not m.get("excludeFromContext")]
+    sent = [m for m in projection.messages if not m.get("excludeFromContext")]
     for message in sent:
         tokens = estimate_tokens(message)
         out.model_tokens += tokens
         out.by_role_model[str(message.get("role"))] += tokens
         _count_tools(message, out.by_tool_model)
-    out.context_estimate = _current_context_estimate(sent)
+    out.context_estimate = estimate_projected_context_tokens(projection, path).tokens
     out.largest = sorted(sizes, key=lambda x: -x.tokens)[:largest]
     return out
-
-
-def _current_context_estimate(messages: Sequence[dict[str, Any]]) -> int:
-    """estimate_context_tokens, except that a usage recorded before the compaction
-    (a kept message older than the summary) is stale, since it measured the context
-    before it was compacted: then every message is estimated."""
-    estimate = estimate_context_tokens(messages)
-    usage_at = estimate.last_usage_index
-    compacted_at = next(
-        (m.get("timestamp") for m in messages if m.get("role") == "compactionSummary"), None
-    )
-    if usage_at is not None and isinstance(compacted_at, int | float):
-        measured_at = messages[usage_at].get("timestamp")
-        if isinstance(measured_at, int | float) and measured_at < compacted_at:
-            return sum(estimate_tokens(m) for m in messages)
-    return estimate.tokens
 
 
 _BODY_TYPES = _USAGE_TYPES | {"custom_message"}

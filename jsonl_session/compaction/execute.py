@@ -73,13 +73,14 @@ class CompactionResult:
 def plan_for(session: Session, settings: CompactionSettings = DEFAULT_SETTINGS) -> CompactionPlan:
     """The plan for compacting the session's current branch; CompactionError when
     there is nothing to compact."""
-    plan = prepare_compaction(session.branch_path(), settings)
-    if plan is None:
+    path = session.branch_path()
+    plan = prepare_compaction(path, settings)
+    if plan is None and (not path or path[-1].type == "compaction"):
         raise CompactionError(
             f"{session.path}: nothing to compact: the branch is empty or already ends "
             "with a compaction"
         )
-    if not plan.messages_to_summarize and not plan.turn_prefix_messages:
+    if plan is None:
         raise CompactionError(
             f"{session.path}: nothing to compact: everything since the last compaction "
             f"fits in keep_recent_tokens={settings.keep_recent_tokens} "

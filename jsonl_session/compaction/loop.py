@@ -24,7 +24,7 @@ from jsonl_session.compaction.planning import (
 from jsonl_session.compaction.summarizers import Summarizer
 from jsonl_session.context import SessionContext
 from jsonl_session.errors import CompactionError
-from jsonl_session.tokens import estimate_context_tokens
+from jsonl_session.tokens import estimate_projected_context_tokens
 
 if TYPE_CHECKING:
     from jsonl_session.session.facade import Session
@@ -62,8 +62,10 @@ def is_context_overflow(error: BaseException | str) -> bool:
 
 
 def context_tokens(session: Session) -> int:
-    """The current context's size as pi measures it (last usage plus estimates)."""
-    return estimate_context_tokens(session.build_context().messages).tokens
+    """The current context's size as pi 1.5 measures it to decide on compacting: the
+    last usage plus estimates, or all estimated once an edit or a compaction came
+    after that usage."""
+    return estimate_projected_context_tokens(session.projection(), session.branch_path()).tokens
 
 
 def auto_compact(
@@ -78,7 +80,7 @@ def auto_compact(
     if not should_compact(context_tokens(session), context_window, settings):
         return None
     plan = prepare_compaction(session.branch_path(), settings)
-    if plan is None or not (plan.messages_to_summarize or plan.turn_prefix_messages):
+    if plan is None:
         return None  # everything is recent: a summary would not make room
     return compact(session, summarizer, settings, instructions)
 

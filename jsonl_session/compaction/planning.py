@@ -1,26 +1,32 @@
 """Compaction planning: whether to compact, where to cut, and what to summarize.
 
 Pure functions over a root-to-leaf path of entries; no I/O and no model calls
-(summarizers and execution live beside this module). Every decision equals pi's
-for the same path and settings, so a compaction we plan is the one pi would make:
+(summarizers and execution live beside this module). Every decision equals pi
+1.5.2's for the same path and settings, so a compaction we plan is the one pi would
+make. Planning works on the path's projection (context.py), the entries the context
+draws on with the messages each contributes after edits:
 
 - compact when the context is larger than the window minus the reserve;
-- cut by walking back from the leaf, adding up the estimates (tokens.py) of
-  ``message`` entries until ``keep_recent_tokens`` is reached, then cutting at the
-  first valid point at or after there (a user, assistant, bashExecution or custom
-  message, a ``branch_summary`` or ``custom_message``; never a tool result), and
-  reaching back over settings-like entries just before it;
-- a cut that is not at a user message splits a turn: the turn's start is found,
-  and the part before the cut (the turn prefix) is summarized separately;
-- planning starts after the previous compaction's kept point, carries its summary
-  (for an update) and its file lists forward.
+- after a compaction, plan only over what the projection keeps after it; its
+  summary is carried for an update and its file lists forward;
+- cut by walking back from the leaf, adding up the estimates (tokens.py, user images
+  included) of the messages each projected entry contributes until
+  ``keep_recent_tokens`` is reached, then cutting at the first valid point at or
+  after there (an entry contributing a user, assistant, bashExecution, custom,
+  branch or compaction summary message; never a tool result alone), and reaching
+  back over entries that contribute nothing (settings, labels, hidden entries)
+  just before it;
+- a failed reply that an edit omits, at the end with only such omissions after the
+  cut, moves the cut one entry on (pi keeps the recovery out of the kept range);
+- a cut that is not at a turn's start splits the turn: the part before the cut
+  (the turn prefix) is summarized separately;
+- ``tokens_before`` is pi's projected estimate: the last usage while no edit or
+  compaction came after it, else every message estimated;
+- nothing to summarize (or to keep) means no plan.
 
 Tool outputs our prune entries name (pruning.py) count as their placeholder; pi
 does not know prune entries, so on files that have some our figures are smaller.
-
-These are pi 0.73.1's decisions (checked on its goldens), estimates included: images in
-user messages do not count here (``count_user_images=False``). pi 1.5.2 decides some
-cases differently (issue 12, point 6); that is not done yet.
+pi 0.73.1 decided several of these differently (SPEC.md section 16.3).
 """
 
 from __future__ import annotations
@@ -29,19 +35,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.context import (
-    as_message,
-    context_from_path,
-    pruned_entry_ids,
-    pruned_output,
-)
+from jsonl_session.context import ProjectedEntry, entry_messages, project_path
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.tokens import estimate_context_tokens, estimate_tokens
+from jsonl_session.tokens import estimate_projected_context_tokens, estimate_tokens
 
 _CUT_ROLES = frozenset(
     {"bashExecution", "custom", "branchSummary", "compactionSummary", "user", "assistant"}
 )
-_TURN_START_ROLES = frozenset({"user", "bashExecution"})
+_TURN_START_ROLES = _CUT_ROLES - {"assistant"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,79 +62,93 @@ def should_compact(context_tokens: int, context_window: int, settings: Compactio
 
 @dataclass(frozen=True, slots=True)
 class CutPoint:
+    """Positions in the projected entries: the first kept one, and the start of the
+    turn it splits (-1 when the cut is not inside a turn)."""
+
     first_kept_index: int
-    turn_start_index: int  # -1 when the cut is not inside a turn
+    turn_start_index: int
     is_split_turn: bool
 
 
-class _Path:
-    """A path with each message entry's message decoded once."""
-
-    def __init__(self, entries: Sequence[StoredEntry]) -> None:
-        self.entries = entries
-        self._messages: dict[int, dict[str, Any] | None] = {}
-        self._pruned = pruned_entry_ids(entries)
-
-    def message(self, index: int) -> dict[str, Any] | None:
-        """The message of a ``message`` entry (None for other entry types)."""
-        if index not in self._messages:
-            entry = self.entries[index]
-            message = entry.data().get("message") if entry.type == "message" else None
-            if isinstance(message, dict) and entry.id in self._pruned:
-                message = pruned_output(message, entry.id)
-            self._messages[index] = message if isinstance(message, dict) else None
-        return self._messages[index]
-
-    def role(self, index: int) -> Any:
-        message = self.message(index)
-        return None if message is None else message.get("role")
-
-
 def find_cut_point(
-    path: Sequence[StoredEntry], start: int, end: int, keep_recent_tokens: int
+    entries: Sequence[ProjectedEntry], start: int, end: int, keep_recent_tokens: int
 ) -> CutPoint:
-    """Where to cut ``path[start:end]`` so about ``keep_recent_tokens`` stay."""
-    return _find_cut_point(_Path(path), start, end, keep_recent_tokens)
-
-
-def _find_cut_point(path: _Path, start: int, end: int, keep_recent_tokens: int) -> CutPoint:
-    entries = path.entries
-    cuts = [i for i in range(start, end) if _is_cut_point(path, i)]
+    """Where to cut the projected ``entries[start:end]`` so that about
+    ``keep_recent_tokens`` stay (see the module docstring)."""
+    cuts = [i for i in range(start, end) if _has_role(entries[i], _CUT_ROLES)]
     if not cuts:
         return CutPoint(start, -1, False)
     cut = cuts[0]
     total = 0
+    over_budget = False
     for index in range(end - 1, start - 1, -1):
-        if entries[index].type != "message":
-            continue  # only message entries count toward what is kept (as in pi)
-        message = path.message(index)
-        total += estimate_tokens(message, count_user_images=False) if message is not None else 0
+        tokens = sum(estimate_tokens(m) for m in entries[index].messages)
+        if tokens == 0:
+            continue
+        total += tokens
         if total >= keep_recent_tokens:
-            cut = next((c for c in cuts if c >= index), cut)
+            over_budget = True
+            # the closest cut at or after here; when trailing tool results alone are
+            # over the budget, the last cut keeps the call they answer
+            cut = next((c for c in cuts if c >= index), cuts[-1])
             break
-    # Settings changes, labels and the like just before the cut stay with it.
-    while cut > start and entries[cut - 1].type not in ("compaction", "message"):
+    if over_budget and _omitted_recovery_after(entries[cut + 1 : end]):
+        cut += 1
+    while cut > start:
+        before = entries[cut - 1]
+        if before.entry.type == "compaction" or before.messages:
+            break
         cut -= 1
-    at_user = entries[cut].type == "message" and path.role(cut) == "user"
-    turn_start = -1 if at_user else _turn_start(path, cut, start)
-    return CutPoint(cut, turn_start, not at_user and turn_start != -1)
+    if _has_role(entries[cut], _TURN_START_ROLES):
+        return CutPoint(cut, -1, False)
+    turn_start = next(
+        (i for i in range(cut, start - 1, -1) if _has_role(entries[i], _TURN_START_ROLES)), -1
+    )
+    return CutPoint(cut, turn_start, turn_start != -1)
 
 
-def _is_cut_point(path: _Path, index: int) -> bool:
-    kind = path.entries[index].type
-    if kind in ("branch_summary", "custom_message"):
+def _has_role(item: ProjectedEntry, roles: frozenset[str]) -> bool:
+    if item.entry.type == "compaction":
+        return False
+    return any(m.get("role") in roles for m in item.messages)
+
+
+def _omitted_recovery_after(suffix: Sequence[ProjectedEntry]) -> bool:
+    """Whether everything after the cut is omitted by edits or shows nothing of
+    itself, with at least one omitted assistant reply among it and no edit that
+    replaces the content of an entry outside it: a failed attempt pi recovered
+    from, which must not be kept in place of the input it answered."""
+    visible = {id(item): _intrinsically_visible(item) for item in suffix}
+    omitted = {item.entry.id for item in suffix if visible[id(item)] and not item.messages}
+    for item in suffix:
+        if item.entry.type == "compaction":
+            return False
+        if visible[id(item)] and item.messages:
+            return False
+        if item.entry.type == "context_edit":
+            data = item.entry.data()
+            # pi tests ``replacement !== null``: an absent replacement counts as one
+            if data.get("replacement", ...) is not None and data.get("targetId") not in omitted:
+                return False
+    return any(
+        item.entry.type == "message" and item.entry.role == "assistant" and item.entry.id in omitted
+        for item in suffix
+    )
+
+
+def _intrinsically_visible(item: ProjectedEntry) -> bool:
+    """Whether the entry shows the model something before any edit."""
+    kind = item.entry.type
+    if kind == "context_edit":
+        return False
+    if item.messages:
         return True
-    return kind == "message" and path.role(index) in _CUT_ROLES
+    if kind not in _SHOWABLE_TYPES:
+        return False
+    return bool(entry_messages(kind, item.entry.data()))
 
 
-def _turn_start(path: _Path, index: int, start: int) -> int:
-    for i in range(index, start - 1, -1):
-        kind = path.entries[i].type
-        if kind in ("branch_summary", "custom_message"):
-            return i
-        if kind == "message" and path.role(i) in _TURN_START_ROLES:
-            return i
-    return -1
+_SHOWABLE_TYPES = frozenset({"message", "custom_message", "branch_summary", "compaction"})
 
 
 @dataclass(slots=True)
@@ -145,17 +160,28 @@ class FileOperations:
     edited: set[str] = field(default_factory=set)
 
     def add_from(self, message: dict[str, Any]) -> None:
-        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+        """The calls of an assistant message, or those a tool result records as made
+        from its script (pi 1.5's ``nestedCalls``)."""
+        role = message.get("role")
+        if role == "toolResult":
+            nested = message.get("nestedCalls")
+            calls = nested.get("calls") if isinstance(nested, dict) else None
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, dict):
+                    self._add(call.get("name"), call.get("arguments"))
+            return
+        if role != "assistant" or not isinstance(message.get("content"), list):
             return
         for block in message["content"]:
-            if not isinstance(block, dict) or block.get("type") != "toolCall":
-                continue
-            arguments = block.get("arguments")
-            target = arguments.get("path") if isinstance(arguments, dict) else None
-            if not isinstance(target, str) or not target:
-                continue
+            is_call = isinstance(block, dict) and block.get("type") == "toolCall"
+            if is_call and "arguments" in block and "name" in block:
+                self._add(block["name"], block["arguments"])
+
+    def _add(self, tool: Any, arguments: Any) -> None:
+        target = arguments.get("path") if isinstance(arguments, dict) else None
+        if isinstance(target, str) and target:
             {"read": self.read, "write": self.written, "edit": self.edited}.get(
-                str(block.get("name")), set()
+                tool if isinstance(tool, str) else "", set()
             ).add(target)
 
     def add_details(self, details: Any) -> None:
@@ -207,60 +233,66 @@ def prepare_compaction(
     path: Sequence[StoredEntry], settings: CompactionSettings = CompactionSettings()
 ) -> CompactionPlan | None:
     """What a compaction at the end of ``path`` summarizes and keeps; None when there
-    is nothing to do (the path ends with a compaction, or is empty)."""
+    is nothing to do: the path is empty or ends with a compaction, or nothing before
+    the cut would be summarized."""
     if not path or path[-1].type == "compaction":
         return None
-    walk = _Path(path)
-    previous = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), -1)
-    previous_summary: str | None = None
-    start = 0
-    previous_data: dict[str, Any] = {}
-    if previous >= 0:
-        previous_data = path[previous].data()
-        summary = previous_data.get("summary")
-        previous_summary = summary if isinstance(summary, str) else None
-        kept = previous_data.get("firstKeptEntryId")
-        start = next((i for i, e in enumerate(path) if e.id == kept), previous + 1)
-    messages = context_from_path(path).messages
-    tokens_before = estimate_context_tokens(messages, count_user_images=False).tokens
-    cut = _find_cut_point(walk, start, len(path), settings.keep_recent_tokens)
+    projection = project_path(path)
+    projected = projection.entries
+    # only the last compaction is projected with messages, and always first
+    previous = projected[0] if projected and projected[0].entry.type == "compaction" else None
+    start = 0 if previous is None else 1
+    previous_data = {} if previous is None else previous.entry.data()
+    summary = previous_data.get("summary")
+    tokens_before = estimate_projected_context_tokens(projection, path).tokens
+    cut = find_cut_point(projected, start, len(projected), settings.keep_recent_tokens)
+    if cut.first_kept_index >= len(projected):
+        return None
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    summarize = _with_messages(path, start, history_end)
+    summarize = _with_messages(projected[start:history_end])
     prefix = (
-        _with_messages(path, cut.turn_start_index, cut.first_kept_index)
+        _with_messages(projected[cut.turn_start_index : cut.first_kept_index])
         if cut.is_split_turn
         else []
     )
+    if not summarize and not prefix:
+        return None
     files = FileOperations()
-    if previous >= 0 and not previous_data.get("fromHook"):
+    if previous is not None and not previous_data.get("fromHook"):
         files.add_details(previous_data.get("details"))
     for _, message in [*summarize, *prefix]:
         files.add_from(message)
     read_files, modified_files = files.lists()
     return CompactionPlan(
-        first_kept_entry_id=path[cut.first_kept_index].id,
+        first_kept_entry_id=projected[cut.first_kept_index].entry.id,
         is_split_turn=cut.is_split_turn,
         tokens_before=tokens_before,
-        summarize=[e for e, _ in summarize],
-        turn_prefix=[e for e, _ in prefix],
+        summarize=_sources(summarize),
+        turn_prefix=_sources(prefix),
         messages_to_summarize=[m for _, m in summarize],
         turn_prefix_messages=[m for _, m in prefix],
-        previous_summary=previous_summary,
+        previous_summary=summary if isinstance(summary, str) else None,
         read_files=read_files,
         modified_files=modified_files,
     )
 
 
-def _with_messages(
-    path: Sequence[StoredEntry], start: int, end: int
-) -> list[tuple[StoredEntry, dict[str, Any]]]:
-    """Entries in ``path[start:end]`` that stand for a message (compactions excluded)."""
-    out = []
-    pruned = pruned_entry_ids(path)
-    for entry in path[start:end]:
-        if entry.type == "compaction":
-            continue
-        message = as_message(entry.type, entry.data())
-        if message is not None:
-            out.append((entry, pruned_output(message, entry.id) if entry.id in pruned else message))
-    return out
+def _with_messages(entries: Sequence[ProjectedEntry]) -> list[tuple[StoredEntry, dict[str, Any]]]:
+    """The messages a summary covers, each with its entry: what the entries contribute
+    (after edits), but no system message (the compaction carries the prompt) and
+    nothing from an older compaction."""
+    return [
+        (item.entry, message)
+        for item in entries
+        if item.entry.type != "compaction"
+        for message in item.messages
+        if message.get("role") != "system"
+    ]
+
+
+def _sources(pairs: Sequence[tuple[StoredEntry, dict[str, Any]]]) -> list[StoredEntry]:
+    """The entries the messages came from, each once, in order."""
+    seen: dict[int, StoredEntry] = {}
+    for entry, _ in pairs:
+        seen.setdefault(id(entry), entry)
+    return list(seen.values())

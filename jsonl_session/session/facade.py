@@ -252,9 +252,7 @@ class Session(EntryAppends):
         """Where the tokens go: stored, on the active path, model-facing (tokens.py)."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
-        return breakdown(
-            self._state.index.order, path, self.build_context(leaf_id), largest=largest
-        )
+        return breakdown(self._state.index.order, path, self.projection(leaf_id), largest=largest)
 
     # --- moving the leaf -------------------------------------------------------
 

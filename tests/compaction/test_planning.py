@@ -1,13 +1,18 @@
-"""Compaction planning makes pi's decisions: on every leaf of every well-formed
-fixture and of a longer session with two compactions (tests/compat/golden/inputs/),
-for keep_recent_tokens 20000, 1000 and 200, the first kept entry, split turn, tokens
-before, file lists, previous summary and the exact messages summarized equal what pi
-0.73.1's prepareCompaction returned (tests/compat/golden/pi-planning.json)."""
+"""Compaction planning makes pi 1.5.2's decisions: on every leaf of every
+well-formed fixture, of a longer session with two compactions
+(tests/compat/golden/inputs/) and of the sessions pi 1.5.2 and we wrote with its new
+entries (tests/compat/golden/pi15/), for keep_recent_tokens 20000, 1000, 200 and 50,
+the first kept entry, split turn, tokens before, file lists, previous summary and
+the exact messages summarized equal what pi 1.5.2's prepareCompaction returned
+(pi15/planning.json.xz); and wherever pi 1.5.2 did not change pi 0.73.1's plan, it
+is still 0.73.1's (pi-planning.json)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import lzma
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -22,56 +27,85 @@ from jsonl_session.compaction.planning import (
 )
 from jsonl_session.format.jsonio import dumps
 
-GOLDEN = json.loads((GOLDEN_DIR / "pi-planning.json").read_text())
+PI073 = json.loads((GOLDEN_DIR / "pi-planning.json").read_text())
+PI152 = json.loads(lzma.decompress((GOLDEN_DIR / "pi15" / "planning.json.xz").read_bytes()))
+PLANS = PI152["plans"]
 
 
 def source(name: str) -> Path:
-    fixture = FIXTURES / f"{name}.jsonl"
-    return fixture if fixture.exists() else GOLDEN_DIR / "inputs" / f"{name}.jsonl"
+    places = (FIXTURES, GOLDEN_DIR / "inputs", GOLDEN_DIR / "pi15" / "corpus")
+    places += (GOLDEN_DIR / "pi15" / "ours",)
+    return next(p / f"{name}.jsonl" for p in places if (p / f"{name}.jsonl").exists())
 
 
 def digest(value: Any) -> str:
     return hashlib.sha256(dumps(value)).hexdigest()[:16]
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN))
-def test_every_leaf_and_setting_gives_pis_plan(name: str) -> None:
-    session = Session.open(source(name))
+@cache
+def opened(name: str) -> Session:
+    return Session.open(source(name), cache=False)
+
+
+def our_plan(name: str, position: int, keep: int) -> dict[str, Any] | None:
+    session = opened(name)
     entries = session.entries
-    for row in GOLDEN[name]:
-        leaf = entries[row["position"]]
-        settings = CompactionSettings(keep_recent_tokens=row["k"])
-        plan = prepare_compaction(session.branch_path(leaf.id), settings)
-        where = f"{name} leaf {leaf.id} keep {row['k']}"
-        expected = row["plan"]
-        if expected is None:
-            assert plan is None, where
-            continue
-        assert plan is not None, where
-        got = {
-            "firstKeptPosition": next(
-                i for i, e in enumerate(entries) if e.id == plan.first_kept_entry_id
-            ),
-            "isSplitTurn": plan.is_split_turn,
-            "tokensBefore": plan.tokens_before,
-            "readFiles": plan.read_files,
-            "modifiedFiles": plan.modified_files,
-            "summarize": digest(plan.messages_to_summarize),
-            "turnPrefix": digest(plan.turn_prefix_messages),
-            "summarizeCount": len(plan.messages_to_summarize),
-            "turnPrefixCount": len(plan.turn_prefix_messages),
-            "previousSummary": None
-            if plan.previous_summary is None
-            else digest(plan.previous_summary),
-        }
-        assert got == expected, where
+    settings = CompactionSettings(keep_recent_tokens=keep)
+    plan = prepare_compaction(session.branch_path(entries[position].id), settings)
+    if plan is None:
+        return None
+    return {
+        "firstKeptPosition": next(
+            i for i, e in enumerate(entries) if e.id == plan.first_kept_entry_id
+        ),
+        "isSplitTurn": plan.is_split_turn,
+        "tokensBefore": plan.tokens_before,
+        "readFiles": plan.read_files,
+        "modifiedFiles": plan.modified_files,
+        "summarize": digest(plan.messages_to_summarize),
+        "turnPrefix": digest(plan.turn_prefix_messages),
+        "summarizeCount": len(plan.messages_to_summarize),
+        "turnPrefixCount": len(plan.turn_prefix_messages),
+        "previousSummary": None if plan.previous_summary is None else digest(plan.previous_summary),
+    }
 
 
-def test_the_goldens_exercise_cuts_split_turns_and_previous_compactions() -> None:
-    plans = [r["plan"] for rows in GOLDEN.values() for r in rows if r["plan"]]
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_every_leaf_and_setting_gives_pi_152s_plan(name: str) -> None:
+    for row in PLANS[name]:
+        where = f"{name} position {row['position']} keep {row['k']}"
+        assert our_plan(name, row["position"], row["k"]) == row["plan"], where
+
+
+@pytest.mark.parametrize("name", sorted(PI073))
+def test_pi_0731s_plans_hold_wherever_pi_152_kept_them(name: str) -> None:
+    now = {(r["position"], r["k"]): r["plan"] for r in PLANS[name]}
+    kept = [r for r in PI073[name] if now[r["position"], r["k"]] == r["plan"]]
+    for row in kept:
+        where = f"{name} position {row['position']} keep {row['k']}"
+        assert our_plan(name, row["position"], row["k"]) == row["plan"], where
+
+
+def test_the_goldens_exercise_every_decision_pi_152_changed() -> None:
+    assert PI152["pi_version"] == "1.5.2"
+    plans = [r["plan"] for rows in PLANS.values() for r in rows if r["plan"]]
     assert sum(p["isSplitTurn"] for p in plans) > 100
     assert sum(p["previousSummary"] is not None for p in plans) > 100
     assert sum(bool(p["modifiedFiles"]) for p in plans) > 100
+    changed = {"none": 0, "cut": 0, "tokens": 0}
+    for name, rows in PI073.items():
+        now = {(r["position"], r["k"]): r["plan"] for r in PLANS[name]}
+        for row in rows:
+            new, old = now[row["position"], row["k"]], row["plan"]
+            if new is None and old is not None:
+                changed["none"] += 1
+            elif new and old and new["firstKeptPosition"] != old["firstKeptPosition"]:
+                changed["cut"] += 1
+            elif new and old and new["tokensBefore"] != old["tokensBefore"]:
+                changed["tokens"] += 1
+    assert all(count > 0 for count in changed.values()), changed
+    pi15 = [r["plan"] for n in PLANS if source(n).parent.parent.name == "pi15" for r in PLANS[n]]
+    assert sum(p is not None for p in pi15) > 50
 
 
 class TestShouldCompact:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from locations import GOLDEN_DIR
 
-from jsonl_session import Session, estimate_tokens, to_json
+from jsonl_session import Session, estimate_projected_context_tokens, estimate_tokens, to_json
 
 PI15 = GOLDEN_DIR / "pi15"
 FILES = {p.stem: p for folder in ("corpus", "ours") for p in (PI15 / folder).glob("*.jsonl")}
@@ -113,6 +113,19 @@ class TestPiAndUsReadTheSameFiles:
     def test_each_message_at_the_leaf_is_estimated_as_pi_15_does(self, name: str) -> None:
         messages = opened(name).build_context(pruning=False).messages
         assert [estimate_tokens(m) for m in messages] == expected(name)["estimate_tokens"]
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test_the_context_at_the_leaf_is_estimated_as_pi_15_does(self, name: str) -> None:
+        session = opened(name)
+        projection = session.projection(pruning=False)
+        estimate = estimate_projected_context_tokens(projection, session.branch_path())
+        pi = expected(name)["estimate_context"]
+        assert (estimate.tokens, estimate.usage_tokens, estimate.trailing_tokens) == (
+            pi["tokens"],
+            pi["usageTokens"],
+            pi["trailingTokens"],
+        )
+        assert estimate.last_usage_index == pi["lastUsageIndex"]
 
 
 class TestWhatTheProjectionMeans:

@@ -11,6 +11,13 @@ included) and the projection's sources (entry id, type, how many messages);
 for every leaf, the current system message, its text and the tool names; and pi's
 estimate of each message of the context at the leaf. The oracle records more (context
 estimates, plans, forks, listing); the issues that need them record them again.
+
+Compaction plans at every entry come from a script of their own:
+
+    node tests/compat/golden/pi15/record_plans.mjs /tmp/pi15-plans.json FILE.jsonl ...
+    python tests/compat/golden/pi15/record.py --plans /tmp/pi15-plans.json
+
+keeps them as `planning.json.xz` (README.md there lists the files it was run on).
 """
 
 from __future__ import annotations
@@ -21,10 +28,29 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-KEPT = ("pi_version", "leaf_id", "session_name", "labels", "projection_by_entry", "estimate_tokens")
+KEPT = (
+    "pi_version",
+    "leaf_id",
+    "session_name",
+    "labels",
+    "projection_by_entry",
+    "estimate_tokens",
+    "estimate_context",
+)
+
+
+def keep_plans(recorded: Path) -> None:
+    data = json.loads(recorded.read_text(encoding="utf-8"))
+    text = json.dumps(data, ensure_ascii=False, indent=0, sort_keys=False) + "\n"
+    target = HERE / "planning.json.xz"
+    target.write_bytes(lzma.compress(text.encode("utf-8"), preset=9))
+    print(target.relative_to(HERE), len(text), "bytes")
 
 
 def main() -> None:
+    if sys.argv[1] == "--plans":
+        keep_plans(Path(sys.argv[2]))
+        return
     source = Path(sys.argv[1])
     out = HERE / "expected"
     out.mkdir(exist_ok=True)

@@ -172,4 +172,34 @@ session("null-contents", (sm) => {
 	sm.appendMessage(assistant("Yes."));
 }, { id: "custom-id.null-contents_1" });
 
+session("planning-cases", (sm) => {
+	sm.appendMessage(firstPrompt());
+	const words = (topic, n) => Array.from({ length: n }, (_, i) => `${topic} note ${i}.`).join(" ");
+	sm.appendMessage(user("Plan the migration of the billing module. " + words("billing", 60)));
+	sm.appendMessage(assistant("Here is the plan. " + words("plan", 80)));
+	sm.appendCustomMessageEntry("reminder", "The billing team reviews every change. " + words("review", 40), true);
+	sm.appendMessage(user([{ type: "text", text: "This is the current schema." }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }]));
+	sm.appendMessage(assistant([call("toolu_41", "script", { code: "read + write" })]));
+	sm.appendMessage({
+		...result("toolu_41", "script", "ran 2 calls: " + words("script", 30)),
+		nestedCalls: { calls: [{ name: "read", arguments: { path: "src/billing/schema.sql" } }, { name: "write", arguments: { path: "src/billing/v2.sql" } }] },
+	});
+	sm.appendMessage(assistant("The schema is migrated to v2. " + words("done", 50)));
+	const beforeFailure = sm.getLeafId();
+	// a failed attempt, then the edit that omits it from the context (pi's recovery)
+	const question = sm.appendMessage(user("Now migrate the invoices. " + words("invoice", 40)));
+	const failed = sm.appendMessage(assistant("", { stopReason: "error", errorMessage: "overloaded", usage: usage(0, 0) }));
+	sm.appendContextEdit(failed, null);
+	// the same, with an edit of an earlier entry after the failure: the cut does not move
+	sm.branch(failed);
+	sm.appendContextEdit(question, { content: "Migrate the invoices. " + words("edited", 30) });
+	sm.appendContextEdit(failed, null);
+	// a retry that worked, after the omission
+	sm.branch(beforeFailure);
+	sm.appendMessage(user("Migrate the invoices, please. " + words("retry", 40)));
+	const second = sm.appendMessage(assistant("", { stopReason: "error", errorMessage: "overloaded", usage: usage(0, 0) }));
+	sm.appendContextEdit(second, null);
+	sm.appendMessage(assistant("Invoices migrated. " + words("invoices", 40)));
+});
+
 console.log(readdirSync(out).sort().join("\n"));
