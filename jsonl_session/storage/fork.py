@@ -1,12 +1,14 @@
 """Forks: a new session file holding one path of a session, or a whole session
 copied to another working directory.
 
-A fork holds one path of the source tree, root to the chosen entry. Label entries
-and leaf markers on that path are left out, and every kept entry is re-parented to
-the kept entry before it, so the chain has no holes (pi leaves a child pointing at
-a dropped label entry). Labels on the path are written again as label entries
-chained after the last kept entry. Entries keep their exact bytes unless their
-parent had to change. The new file is written whole (store.write_new_file); the
+A fork holds one path of the source tree, root to the chosen entry, as pi 1.5.2's
+createBranchedSession writes it. Label entries and leaf markers on that path are
+left out, and every kept entry is re-parented to the kept entry before it (the
+first to null), so the chain has no holes; a compaction whose first kept entry was
+a dropped one keeps from the next kept entry instead. The labels of kept entries
+are written again as label entries chained after the last kept entry, in the
+order the session's labels were set. Entries keep their exact bytes unless a
+field had to change. The new file is written whole (store.write_new_file); the
 source is only read.
 """
 
@@ -25,8 +27,19 @@ from jsonl_session.storage.lines import file_bytes
 from jsonl_session.storage.loader import LoadedFile
 
 
-def reparented(entry: StoredEntry, parent_id: str | None) -> bytes:
-    """The entry's line with ``parentId`` set, all other keys and their order kept."""
+def reparented(
+    entry: StoredEntry, parent_id: str | None, replaced: dict[str, str] | None = None
+) -> bytes:
+    """The entry's line with ``parentId`` set, all other keys and their order kept;
+    for a compaction, a ``firstKeptEntryId`` found in ``replaced`` becomes its
+    replacement (a retain-none compaction keeps naming itself)."""
+    if entry.type == "compaction" and replaced:
+        data = entry.data()
+        first_kept = data.get("firstKeptEntryId")
+        if isinstance(first_kept, str) and first_kept != entry.id and first_kept in replaced:
+            data["parentId"] = parent_id
+            data["firstKeptEntryId"] = replaced[first_kept]
+            return dumps(data)
     if entry.parent_id == parent_id:
         return entry.raw
     data = entry.data()
@@ -37,28 +50,33 @@ def reparented(entry: StoredEntry, parent_id: str | None) -> bytes:
 def fork_path_lines(path: Sequence[StoredEntry], labels: dict[str, tuple[str, str]]) -> list[bytes]:
     """Lines for the entries of a fork: the path without labels and markers, then labels.
 
-    ``labels`` maps a target id to (label, timestamp of the label change).
+    ``labels`` maps a target id to (label, timestamp of the label change), in the
+    order they were set.
     """
     lines: list[bytes] = []
     kept_ids: set[str] = set()
+    replaced: dict[str, str] = {}  # a dropped entry's id -> the next kept entry's
+    dropped: list[str] = []
     previous: str | None = None
     for entry in path:
         if entry.type == "label" or entry.is_leaf_marker:
+            dropped.append(entry.id)
             continue
-        lines.append(reparented(entry, previous))
+        replaced.update((gone, entry.id) for gone in dropped)
+        dropped.clear()
+        lines.append(reparented(entry, previous, replaced))
         kept_ids.add(entry.id)
         previous = entry.id
     taken = set(kept_ids)
-    for entry in path:
-        if entry.id not in kept_ids or entry.id not in labels:
+    for target, (text, stamp) in labels.items():
+        if target not in kept_ids:
             continue
-        text, stamp = labels[entry.id]
         label_id = new_entry_id(taken)
         taken.add(label_id)
         lines.append(
             encode(
                 LabelEntry(
-                    id=label_id, parent_id=previous, timestamp=stamp, target_id=entry.id, label=text
+                    id=label_id, parent_id=previous, timestamp=stamp, target_id=target, label=text
                 )
             )
         )

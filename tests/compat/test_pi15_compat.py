@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import lzma
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,6 +127,67 @@ class TestPiAndUsReadTheSameFiles:
             pi["trailingTokens"],
         )
         assert estimate.last_usage_index == pi["lastUsageIndex"]
+
+
+def pi_wrote_leaves() -> list[tuple[str, str]]:
+    return [(name, leaf) for name in PI_WROTE for leaf in expected(name)["forks"]["branched"]]
+
+
+def normalized(file: Path, known: set[str]) -> str:
+    """A fork's lines as the oracle records them: the header's id and time, and ids
+    the source does not have, replaced by placeholders; the parent session by its
+    file name."""
+    new: dict[str, str] = {}
+
+    def id_of(value: Any) -> Any:
+        if isinstance(value, str) and value not in known:
+            return new.setdefault(value, f"<new{len(new)}>")
+        return value
+
+    out = []
+    for line in file.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if entry["type"] == "session":
+            rest = {k: v for k, v in entry.items() if k not in ("id", "timestamp")}
+            if "parentSession" in rest:
+                rest["parentSession"] = Path(rest["parentSession"]).name
+            out.append({**rest, "id": "<session-id>", "timestamp": "<now>"})
+        else:
+            out.append({**entry, "id": id_of(entry["id"]), "parentId": id_of(entry["parentId"])})
+    return json.dumps(out, ensure_ascii=False)
+
+
+class TestForksAreThoseOfPi15:
+    """pi 1.5.2's createBranchedSession at every leaf and forkFrom, on the files it
+    wrote: the same lines, key order included (ids it generates aside)."""
+
+    @pytest.mark.parametrize(("name", "leaf"), pi_wrote_leaves())
+    def test_a_fork_at_every_leaf_writes_the_lines_pi_writes(
+        self, name: str, leaf: str, tmp_path: Path
+    ) -> None:
+        pi = expected(name)["forks"]["branched"][leaf]
+        fork = opened(name).fork(leaf, tmp_path / "fork.jsonl", cache=False)
+        known = {entry.id for entry in opened(name).entries}
+        assert normalized(fork.path, known) == json.dumps(pi["entries"], ensure_ascii=False)
+
+    @pytest.mark.parametrize("name", PI_WROTE)
+    def test_a_fork_to_another_folder_copies_what_pi_copies(
+        self, name: str, tmp_path: Path
+    ) -> None:
+        pi = expected(name)["forks"]["fork_from"]
+        fork = Session.fork_from(
+            FILES[name], "/home/dev/elsewhere", path=tmp_path / "copy.jsonl", cache=False
+        )
+        known = {entry.id for entry in opened(name).entries}
+        assert normalized(fork.path, known) == json.dumps(pi["entries"], ensure_ascii=False)
+        assert fork.leaf_id == pi["leaf_id"]
+
+    def test_the_forks_cover_labels_re_chained_and_a_first_kept_label(self) -> None:
+        data = FILES["fork-cases"].read_text(encoding="utf-8").splitlines()
+        entries = [json.loads(line) for line in data[1:]]
+        labels = {e["id"] for e in entries if e["type"] == "label"}
+        assert any(e.get("firstKeptEntryId") in labels for e in entries)
+        assert any(e["parentId"] in labels and e["type"] != "label" for e in entries)
 
 
 class TestWhatTheProjectionMeans:

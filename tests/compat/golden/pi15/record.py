@@ -9,8 +9,10 @@ leaf, session name and labels; for every entry, the context pi builds there (as 
 the tests compare it with ours through the same JSON.stringify-like encoder, key order
 included) and the projection's sources (entry id, type, how many messages);
 for every leaf, the current system message, its text and the tool names; and pi's
-estimate of each message of the context at the leaf. The oracle records more (context
-estimates, plans, forks, listing); the issues that need them record them again.
+estimate of each message of the context at the leaf, and of the whole context there;
+the forks pi writes from every leaf (createBranchedSession) and of the whole file
+(forkFrom). The oracle records more (plans at the default leaf, listing); the issues
+that need them record them again.
 
 Compaction plans at every entry come from a script of their own:
 
@@ -36,6 +38,7 @@ KEPT = (
     "projection_by_entry",
     "estimate_tokens",
     "estimate_context",
+    "forks",
 )
 
 

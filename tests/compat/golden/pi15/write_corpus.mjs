@@ -202,4 +202,29 @@ session("planning-cases", (sm) => {
 	sm.appendMessage(assistant("Invoices migrated. " + words("invoices", 40)));
 });
 
+session("fork-cases", (sm) => {
+	sm.appendMessage(firstPrompt());
+	const u1 = sm.appendMessage(user("Set up the project."));
+	const a1 = sm.appendMessage(assistant("Project set up."));
+	sm.appendLabelChange(a1, "setup");
+	const kept = sm.appendLabelChange(u1, "start");
+	sm.appendLabelChange(a1, ""); // removed, then set again: it is now the newest label
+	sm.appendLabelChange(a1, "setup done");
+	sm.appendMessage(user("Add a README."));
+	const a2 = sm.appendMessage(assistant("README added."));
+	// a compaction that keeps from a label entry: a fork keeps from the entry after it
+	sm.appendCompaction("Set up the project.", kept, 3000, { readFiles: [], modifiedFiles: [] }, false);
+	sm.appendMessage(user("Add a licence."));
+	const a3 = sm.appendMessage(assistant("Licence added."));
+	sm.appendLabelChange(a3, "licence");
+	// a side branch whose label is not on the main path
+	sm.branch(a2);
+	const side = sm.appendMessage(user("Or add a changelog?"));
+	sm.appendLabelChange(side, "side");
+	sm.appendMessage(assistant("Changelog added."));
+	sm.branch(a3);
+	sm.appendMessage(user("Done for today."));
+	sm.appendMessage(assistant("See you."));
+});
+
 console.log(readdirSync(out).sort().join("\n"));
