@@ -23,12 +23,12 @@ from jsonl_session.errors import (
 )
 
 if TYPE_CHECKING:
+    from jsonl_session.catalog.finding import session_files
     from jsonl_session.catalog.listing import (
         Progress,
         SessionInfo,
         latest_session,
         list_sessions,
-        session_files,
         session_info,
     )
     from jsonl_session.catalog.search import SearchHit, search_sessions
@@ -144,7 +144,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SessionInfo": ("catalog.listing", "SessionInfo"),
     "latest_session": ("catalog.listing", "latest_session"),
     "list_sessions": ("catalog.listing", "list_sessions"),
-    "session_files": ("catalog.listing", "session_files"),
+    "session_files": ("catalog.finding", "session_files"),
     "session_info": ("catalog.listing", "session_info"),
     "SearchHit": ("catalog.search", "SearchHit"),
     "search_sessions": ("catalog.search", "search_sessions"),

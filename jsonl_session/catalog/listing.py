@@ -1,5 +1,6 @@
-"""Finding and describing sessions: `session_info` for one file, `list_sessions` for
-a project folder or the whole session root, newest first.
+"""Describing sessions: `session_info` for one file, `list_sessions` for the files
+finding.py picks (a project folder, every project, a working directory's), newest
+first, and `latest_session`, the one pi's ``--continue`` would pick.
 
 Each field follows pi's listing rules: ``name`` is the latest ``session_info``
 (trimmed; an empty one clears it), ``first_message`` the text of the first user
@@ -7,7 +8,8 @@ message (text blocks joined by spaces), ``message_count`` the ``message`` entrie
 the file (every branch), ``modified`` the latest user or assistant message time
 (the message's own ``timestamp`` if it is a number, else the entry's), else the
 header's time, else the file's mtime. Unlike pi, a file that cannot be read as a
-session is listed with its problem instead of being dropped.
+session (a byte order mark before the header included) is listed with its problem
+instead of being dropped, and so is one pi 1.5.2 fails on (a null user content).
 
 Each line is decoded only for the few fields the rules need (a narrow decoder here;
 format/entry.py's envelope for a line it refuses); a body is decoded for the first user
@@ -26,13 +28,13 @@ from typing import Any
 
 import msgspec
 
-from jsonl_session.errors import SessionFormatError
+from jsonl_session.catalog.finding import files_of, for_cwd, session_files
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import joined_text
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
-from jsonl_session.storage.lines import after_line, first_line
+from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
 from jsonl_session.storage.paths import session_dir_for, session_roots
 
 Progress = Callable[[int, int], None]
@@ -122,7 +124,7 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
         with open(file_path, "rb") as handle:
             fd = handle.fileno()
             mtime = os.fstat(fd).st_mtime
-            records = RecordCache(root, "listing", _ListingRecord) if root else None
+            records = RecordCache(root, "listing", _ListingRecord, version=2) if root else None
             found = records.load(file_path, fd) if records is not None else None
             covered = found[0].covered if found is not None else 0
             handle.seek(covered)
@@ -152,6 +154,8 @@ def _describe_and_keep(
         header = None
     if header_line is None or header is None or header.get("type") != "session":
         problem = "file is empty" if header_line is None else "line 1 is not a session header"
+        if header_line is not None and header_line.raw.startswith(BOM):
+            problem = BOM_PROBLEM
         return _broken(path, mtime, problem)
     head = _HeaderFacts(
         header.get("id") if isinstance(header.get("id"), str) else None,
@@ -303,36 +307,6 @@ def _broken(path: Path, mtime: float | None, problem: str) -> SessionInfo:
     return SessionInfo(path, None, "", None, None, None, moment, 0, NO_MESSAGES, problem)
 
 
-def session_files(
-    folder: Path | str | None = None, *, cwd: str | None = None, all_projects: bool = False
-) -> list[Path]:
-    """The ``*.jsonl`` files of a project folder, or of every project folder under a
-    session root (``all_projects``). With no folder: the folders of ``cwd`` (default:
-    the current directory), or with ``all_projects`` every project, under pi's session
-    folder and ours (paths.session_roots), each file once."""
-    if folder is not None:
-        return _files_of(Path(folder), all_projects)
-    if all_projects:
-        folders = session_roots()
-    else:
-        where = os.path.abspath(cwd or os.getcwd())
-        folders = [session_dir_for(where, root) for root in session_roots()]
-    found: dict[Path, Path] = {}
-    for each in folders:
-        for path in _files_of(each, all_projects) if each.is_dir() else []:
-            found.setdefault(path.resolve(), path)
-    return list(found.values())
-
-
-def _files_of(folder: Path, all_projects: bool) -> list[Path]:
-    if not folder.is_dir():
-        raise SessionFormatError(folder, None, "no such folder")
-    folders = [folder]
-    if all_projects:
-        folders = [folder, *sorted(p for p in folder.iterdir() if p.is_dir())]
-    return [f for d in folders for f in sorted(d.glob("*.jsonl")) if f.is_file()]
-
-
 def list_sessions(
     dir_or_root: Path | str | None = None,
     *,
@@ -361,19 +335,27 @@ def _described(
 
 
 def latest_session(
-    cwd: str | None = None, root: Path | str | None = None, *, cache: CacheOption = None
+    cwd: str | None = None,
+    root: Path | str | None = None,
+    *,
+    folder: Path | str | None = None,
+    cache: CacheOption = None,
 ) -> SessionInfo | None:
     """The session pi's ``--continue`` would pick for ``cwd``: of the files in its
-    folders (under ``root``, or pi's session folder and ours), the one changed last
-    whose header reads; None when there is none."""
+    folders (under ``root``, or pi's session folder and ours; or in ``folder``, then
+    only those whose header names ``cwd`` unless it is ``cwd``'s own folder), the one
+    changed last whose header reads; None when there is none."""
     where = os.path.abspath(cwd or os.getcwd())
-    roots = [Path(root)] if root is not None else session_roots()
-    files = [
-        path
-        for folder in (session_dir_for(where, r) for r in roots)
-        if folder.is_dir()
-        for path in _files_of(folder, False)
-    ]
+    if folder is not None:
+        files = for_cwd(files_of(Path(folder), False), Path(folder), where)
+    else:
+        roots = [Path(root)] if root is not None else session_roots()
+        files = [
+            path
+            for place in (session_dir_for(where, r) for r in roots)
+            if place.is_dir()
+            for path in files_of(place, False)
+        ]
     for path in sorted(files, key=_mtime, reverse=True):
         info = session_info(path, cache=cache)
         if info.problem is None:

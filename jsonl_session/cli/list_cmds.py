@@ -25,12 +25,13 @@ from jsonl_session.cli.options import (
 
 
 def _where(folder: Path | None, all_projects: bool, cwd: str | None) -> str:
-    """Where sessions were looked for, for messages: the folder given, or the folders
-    of the directory (or the roots) under pi's session folder and ours."""
+    """Where sessions were looked for, for messages: the folder given (started in the
+    directory given), or the folders of the directory (or the roots) under pi's
+    session folder and ours."""
     from jsonl_session import session_dir_for, session_roots
 
     if folder is not None:
-        return str(folder)
+        return str(folder) + (f" started in {os.path.abspath(cwd)}" if cwd else "")
     if all_projects:
         return " or ".join(map(str, session_roots()))
     directory = os.path.abspath(cwd or os.getcwd())
@@ -78,15 +79,24 @@ def list_(
 
 
 @reports_errors
-def latest(ctx: typer.Context, cwd: CwdOption = None, no_cache: NoCacheOption = False) -> None:
+def latest(
+    ctx: typer.Context,
+    folder: DirArg = None,
+    cwd: CwdOption = None,
+    no_cache: NoCacheOption = False,
+) -> None:
     """Print the path of the session pi's --continue would pick for this directory (for
-    resume scripts): the one changed last, in pi's session folder or ours."""
+    resume scripts): the one changed last, in pi's session folder or ours (or in
+    FOLDER, among the sessions started in this directory)."""
     from jsonl_session import latest_session
 
-    found = latest_session(cwd, cache=cache_for(ctx, no_cache))
+    if folder is not None and not folder.is_dir():
+        raise fail(f"{folder}: no such folder")
+    found = latest_session(cwd, folder=folder, cache=cache_for(ctx, no_cache))
     if found is None:
         where = os.path.abspath(cwd or os.getcwd())
-        raise fail(f"no sessions for {where} in {_where(None, False, cwd)}")
+        shown = _where(folder, False, cwd if folder is None else where)
+        raise fail(f"no sessions for {where} in {shown}")
     from rich.text import Text
 
     out().print(Text(str(found.path)))

@@ -99,7 +99,11 @@ AllOption = Annotated[
 ]
 CwdOption = Annotated[
     str | None,
-    typer.Option("--cwd", help="Use this directory's sessions instead of the current one's."),
+    typer.Option(
+        "--cwd",
+        help="Use this directory's sessions instead of the current one's; with a "
+        "folder, only the sessions started in this directory.",
+    ),
 ]
 SummarizerOption = Annotated[
     str,

@@ -20,6 +20,10 @@ from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.jsonio import dumps
 
 BOM = b"\xef\xbb\xbf"
+BOM_PROBLEM = (
+    "line 1 starts with a UTF-8 byte order mark (EF BB BF), so it is not a session "
+    "header (pi does not read such a file either); remove those three bytes to use it"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,22 +61,21 @@ def line_spans(data: bytes, start: int = 0, stop: int | None = None) -> Iterator
 
 
 def split_lines(data: bytes, *, base_offset: int = 0, first_number: int = 1) -> list[RawLine]:
-    """Split bytes into non-blank lines, tolerating a BOM, CRLF and blank lines.
+    """Split bytes into non-blank lines, tolerating CRLF and blank lines.
 
     Only the final segment can be unterminated; it is returned with
     ``terminated=False`` so the caller can decide whether it is torn.
     """
-    skip = len(BOM) if base_offset == 0 and data.startswith(BOM) else 0
     return [
         RawLine(first_number + index, base_offset + start, data[start:end], terminated)
-        for index, start, end, terminated in line_spans(data, skip)
+        for index, start, end, terminated in line_spans(data)
     ]
 
 
 def first_line(data: bytes) -> RawLine | None:
-    """The first non-blank line (after a byte order mark): where a header must be."""
-    skip = len(BOM) if data.startswith(BOM) else 0
-    for index, start, end, terminated in line_spans(data, skip):
+    """The first non-blank line: where a header must be. A byte order mark stays in
+    it (pi 1.5 refuses such a file; the loader says why)."""
+    for index, start, end, terminated in line_spans(data):
         return RawLine(index + 1, start, data[start:end], terminated)
     return None
 

@@ -24,7 +24,15 @@ from jsonl_session.format.migrate import MigrationState, migrate
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
-from jsonl_session.storage.lines import LineSource, RawLine, after_line, first_line, split_lines
+from jsonl_session.storage.lines import (
+    BOM,
+    BOM_PROBLEM,
+    LineSource,
+    RawLine,
+    after_line,
+    first_line,
+    split_lines,
+)
 from jsonl_session.storage.reading import (
     CHUNK_BYTES,
     BadLine,
@@ -148,7 +156,7 @@ class IndexRecord(msgspec.Struct, array_like=True):
     next_number: int
 
 
-_RECORD_VERSION = 2  # 1 kept the entries as one list
+_RECORD_VERSION = 3  # 1 kept the entries as one list; 2 read past a byte order mark
 REFRESH_BYTES = 64 << 10  # a record is brought up to date once this much was appended
 
 
@@ -274,6 +282,8 @@ def _assemble(
 
 def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:
     first = lines[0]
+    if first.raw.startswith(BOM):
+        raise SessionFormatError(path, first.number, BOM_PROBLEM)
     try:
         header = decode_any(first.raw)
     except NotJson:

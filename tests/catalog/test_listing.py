@@ -140,6 +140,52 @@ class TestListSessions:
         assert missing.exit_code == 1 and "no sessions for /nowhere" in missing.stderr
 
 
+class TestAFolderForOneWorkingDirectory:
+    """pi 1.5's list(cwd, dir): a folder given with a cwd keeps the sessions whose
+    header names that directory, unless the folder is the directory's own."""
+
+    @pytest.fixture
+    def mixed(self, tmp_path: Path) -> Path:
+        folder = tmp_path / "shared"
+        three_messages(folder, "app.jsonl", cwd="/work/app")
+        three_messages(folder, "app-too.jsonl", cwd="/work/app/")
+        three_messages(folder, "other.jsonl", cwd="/work/other")
+        three_messages(folder, "empty-cwd.jsonl", cwd="")
+        shutil.copy(FIXTURES / "damaged-no-header.jsonl", folder)
+        return folder
+
+    def test_only_the_sessions_started_there_are_listed(self, mixed: Path) -> None:
+        names = {info.path.name for info in list_sessions(mixed, cwd="/work/app")}
+        assert names == {"app.jsonl", "app-too.jsonl"}
+        assert [i.path.name for i in list_sessions(mixed, cwd="/work/other")] == ["other.jsonl"]
+        assert list_sessions(mixed, cwd="/nowhere") == []
+        assert len(list_sessions(mixed)) == 5  # without a cwd: every file, damaged ones too
+
+    def test_the_directorys_own_folder_is_not_filtered(self, tmp_path: Path) -> None:
+        own = session_dir_for("/work/app", tmp_path)
+        three_messages(own, "moved.jsonl", cwd="/work/elsewhere")
+        assert [i.path.name for i in list_sessions(own, cwd="/work/app")] == ["moved.jsonl"]
+
+    def test_latest_in_a_folder_picks_among_the_sessions_started_there(self, mixed: Path) -> None:
+        for offset, name in enumerate(("app.jsonl", "app-too.jsonl", "other.jsonl")):
+            os.utime(mixed / name, (1_900_000_000 + offset, 1_900_000_000 + offset))
+        found = latest_session("/work/app", folder=mixed)
+        assert found is not None and found.path.name == "app-too.jsonl"
+        assert latest_session("/nowhere", folder=mixed) is None
+
+    def test_the_commands_take_the_folder_and_the_cwd(self, mixed: Path) -> None:
+        listed = runner.invoke(app, ["list", str(mixed), "--cwd", "/work/other", "--json"])
+        assert [Path(i["path"]).name for i in json.loads(listed.stdout)] == ["other.jsonl"]
+        found = runner.invoke(app, ["latest", str(mixed), "--cwd", "/work/other"])
+        assert found.exit_code == 0 and found.stdout.strip() == str(mixed / "other.jsonl")
+        hits = runner.invoke(app, ["search", "reply", str(mixed), "--cwd", "/work/other"])
+        assert str(mixed / "other.jsonl") in hits.stdout
+        assert str(mixed / "app.jsonl") not in hits.stdout
+        missing = runner.invoke(app, ["latest", str(mixed), "--cwd", "/nowhere"])
+        assert missing.exit_code == 1
+        assert f"no sessions for /nowhere in {mixed} started in /nowhere" in missing.stderr
+
+
 class TestSearch:
     def test_finds_user_and_assistant_text_and_names_case_insensitively(
         self, tmp_path: Path

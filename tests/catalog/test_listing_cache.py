@@ -27,12 +27,13 @@ from helpers_read import dumps, entry, header, iso, message, write_session
 from helpers_write import finish, spawn_python
 from locations import FIXTURES
 
-from jsonl_session.catalog.listing import latest_session, list_sessions, session_files, session_info
+from jsonl_session.catalog.finding import session_files
+from jsonl_session.catalog.listing import latest_session, list_sessions, session_info
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage.cache import RecordCache
 from jsonl_session.storage.paths import session_dir_for
 
-KINDS = ("listing", "search")
+KINDS = {"listing": 2, "search": 1}  # each kind of record and its layout version
 NEW_MS = 1_950_000_000_000  # 2031: later than every message in the folder
 QUERIES = ("parser", "zebracorn", "ZebraCorn", 'say "hi"', "back\\slash", "é", "Renamed plan")
 APPEND_CODE = """
@@ -121,12 +122,12 @@ def hits(
 
 
 def record_file(cache_dir: Path, kind: str, session: Path) -> Path:
-    return RecordCache(cache_dir, kind, object).file_for(session)
+    return RecordCache(cache_dir, kind, object, version=KINDS[kind]).file_for(session)
 
 
 def records(cache_dir: Path) -> Snapshot:
     """Each kind's record files with their inode and mtime (a rewrite is a rename)."""
-    found = {kind: sorted((cache_dir / f"{kind}-1").glob("*.bin")) for kind in KINDS}
+    found = {k: sorted((cache_dir / f"{k}-{v}").glob("*.bin")) for k, v in KINDS.items()}
     return {
         k: {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in v} for k, v in found.items()
     }
@@ -178,7 +179,8 @@ class TestFreshFolder:
         assert infos["empty-first.jsonl"]["firstMessage"].startswith("Quoting: say")
         assert infos["names.jsonl"]["name"] == "Renamed plan"
         assert infos["cleared.jsonl"]["name"] is None
-        assert infos["bom.jsonl"]["name"] == infos["named.jsonl"]["name"] is not None
+        assert infos["bom.jsonl"]["problem"].startswith("line 1 starts with a UTF-8 byte order")
+        assert infos["named.jsonl"]["name"] is not None
         assert infos["no-newline.jsonl"]["messageCount"] == 1
         assert infos["damaged-empty.jsonl"]["problem"] == "file is empty"
         assert all(hits(folder, False)[q] for q in QUERIES)  # every query finds something

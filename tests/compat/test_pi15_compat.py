@@ -22,7 +22,14 @@ from typing import Any
 import pytest
 from locations import GOLDEN_DIR
 
-from jsonl_session import Session, estimate_projected_context_tokens, estimate_tokens, to_json
+from jsonl_session import (
+    Session,
+    estimate_projected_context_tokens,
+    estimate_tokens,
+    list_sessions,
+    session_info,
+    to_json,
+)
 
 PI15 = GOLDEN_DIR / "pi15"
 FILES = {p.stem: p for folder in ("corpus", "ours") for p in (PI15 / folder).glob("*.jsonl")}
@@ -188,6 +195,51 @@ class TestForksAreThoseOfPi15:
         labels = {e["id"] for e in entries if e["type"] == "label"}
         assert any(e.get("firstKeptEntryId") in labels for e in entries)
         assert any(e["parentId"] in labels and e["type"] != "label" for e in entries)
+
+
+def alone(name: str, folder: Path) -> Path:
+    """The file alone in a folder, as the oracle lists it."""
+    folder.mkdir()
+    copy = folder / f"{name}.jsonl"
+    copy.write_bytes(FILES[name].read_bytes())
+    return copy
+
+
+LISTED_BY_PI = [name for name in NAMES if expected(name)["list_info"] is not None]
+
+
+class TestListingIsPis:
+    @pytest.mark.parametrize("name", LISTED_BY_PI)
+    def test_the_listing_fields_are_pis(self, name: str, tmp_path: Path) -> None:
+        pi = expected(name)["list_info"]
+        ours = session_info(alone(name, tmp_path / "dir"), cache=False).to_dict()
+        assert ours["problem"] is None
+        assert Path(ours["path"]).name == pi["path"]
+        assert (ours["id"], ours["cwd"], ours["name"]) == (pi["id"], pi["cwd"], pi.get("name"))
+        assert ours["parentSession"] == pi.get("parentSessionPath")
+        assert (ours["created"], ours["messageCount"]) == (pi["created"], pi["messageCount"])
+        assert ours["firstMessage"] == pi["firstMessage"]
+        if not expected(name)["list_info_mtime_dependent"]:
+            assert ours["modified"] == pi["modified"]
+
+    def test_a_session_pi_fails_to_list_is_listed_here(self, tmp_path: Path) -> None:
+        # pi's listing reads a null user content as text and drops the whole file
+        assert expected("null-contents")["list_info"] is None
+        ours = session_info(alone("null-contents", tmp_path / "dir"), cache=False)
+        assert ours.problem is None and ours.first_message == "Still here?"
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test_listing_a_folder_for_a_cwd_keeps_the_sessions_started_there(
+        self, name: str, tmp_path: Path
+    ) -> None:
+        pi = expected(name)["list_cwd_filter"]
+        folder = alone(name, tmp_path / "dir").parent
+        cwd = opened(name).cwd
+        # pi finds none for null-contents only because it fails to list it (above)
+        found = 1 if name == "null-contents" else pi["header_cwd"]
+        assert len(list_sessions(folder, cwd=cwd, cache=False)) == found == 1
+        assert len(list_sessions(folder, cwd="/nonexistent-cwd", cache=False)) == pi["other_cwd"]
+        assert len(list_sessions(folder, cache=False)) == 1
 
 
 class TestWhatTheProjectionMeans:

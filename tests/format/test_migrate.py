@@ -171,7 +171,7 @@ class TestVersion1IndexReferences:
         entries = Session.open(path).entries
         assert entries[3].data()["firstKeptEntryId"] == entries[2].id
 
-    def test_the_index_counts_lines_in_a_crlf_file_with_a_bom(self, tmp_path: Path) -> None:
+    def test_the_index_counts_lines_in_a_crlf_file(self, tmp_path: Path) -> None:
         path = write_session(
             tmp_path / "v1.jsonl",
             [
@@ -181,7 +181,6 @@ class TestVersion1IndexReferences:
                 v1("compaction", 3, summary="S", firstKeptEntryIndex=1, tokensBefore=1),
             ],
             eol=b"\r\n",
-            bom=True,
         )
         entries = Session.open(path).entries
         assert entries[2].data()["firstKeptEntryId"] == entries[0].id

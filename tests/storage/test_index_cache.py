@@ -56,7 +56,7 @@ def files_in(folder: Path) -> list[Path]:
 
 def the_record(folder: Path) -> Path:
     (record,) = [f for f in files_in(folder) if f.suffix != ".seen"]
-    assert record.parent == folder / "index-2" and record.suffix == ".bin"
+    assert record.parent == folder / "index-3" and record.suffix == ".bin"
     return record
 
 
@@ -388,7 +388,7 @@ class TestDamagedRecord:
         self, big: Path, own_cache_folder: Path, starts: list[int]
     ) -> None:
         Session.open(big)
-        records = own_cache_folder / "index-2"
+        records = own_cache_folder / "index-3"
         the_record(own_cache_folder).unlink()
         records.chmod(0o500)
         try:

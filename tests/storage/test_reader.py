@@ -183,15 +183,19 @@ class TestLineEndings:
             message(C, B, user("three")),
         ]
 
-    def test_a_byte_order_mark_is_tolerated(self, tmp_path: Path) -> None:
-        path = write_session(tmp_path / "s.jsonl", self.entries(), bom=True)
-        data = path.read_bytes()
-        loaded = load_entries(path)
-        assert loaded.problems == []
-        assert loaded.header["id"] == header()["id"]
-        assert loaded.header == header()
-        for stored in loaded.entries:
-            assert data[stored.offset : stored.offset + len(stored.raw)] == stored.raw
+    @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+    def test_a_byte_order_mark_is_refused_as_pi_15_refuses_it(
+        self, tmp_path: Path, eol: bytes
+    ) -> None:
+        path = write_session(tmp_path / "s.jsonl", self.entries(), eol=eol, bom=True)
+        before = snapshot(path)
+        with pytest.raises(
+            SessionFormatError, match=r"s\.jsonl:1: line 1 starts with a UTF-8 byte"
+        ):
+            load_entries(path)
+        with pytest.raises(SessionFormatError, match="remove those three bytes"):
+            Session.open(path)
+        before.assert_unchanged()
 
     def test_crlf_line_ends_are_tolerated_and_not_part_of_raw(self, tmp_path: Path) -> None:
         crlf = write_session(tmp_path / "crlf.jsonl", self.entries(), eol=b"\r\n")
@@ -217,10 +221,10 @@ class TestLineEndings:
         assert loaded.problems == []
         assert [e.line for e in loaded.entries] == [4, 5, 6]
 
-    def test_bom_crlf_and_blank_lines_together(self, tmp_path: Path) -> None:
+    def test_crlf_and_blank_lines_together(self, tmp_path: Path) -> None:
         lines: list[dict[str, Any] | bytes] = self.entries()
         lines.insert(2, b"")
-        path = write_session(tmp_path / "s.jsonl", lines, eol=b"\r\n", bom=True)
+        path = write_session(tmp_path / "s.jsonl", lines, eol=b"\r\n")
         data = path.read_bytes()
         session = Session.open(path)
         assert session.problems == []
@@ -703,8 +707,8 @@ class TestReadingNeverWrites:
     @pytest.mark.parametrize("kind", list(_file_kinds()))
     @pytest.mark.parametrize(
         "options",
-        [{}, {"eol": b"\r\n", "bom": True}, {"final_eol": False}],
-        ids=["lf", "bom-crlf", "no-final-newline"],
+        [{}, {"eol": b"\r\n"}, {"final_eol": False}],
+        ids=["lf", "crlf", "no-final-newline"],
     )
     def test_no_read_path_modifies_the_file(
         self, tmp_path: Path, kind: str, options: dict[str, Any]
@@ -856,11 +860,10 @@ class TestRandomDamage:
     @given(
         texts=st.lists(st.text(max_size=20), min_size=1, max_size=5),
         eol=st.sampled_from([b"\n", b"\r\n"]),
-        bom=st.booleans(),
         blanks=st.lists(st.integers(0, 6), max_size=4),
     )
     def test_every_entry_keeps_its_exact_bytes_whatever_the_layout(
-        self, tmp_path: Path, texts: list[str], eol: bytes, bom: bool, blanks: list[int]
+        self, tmp_path: Path, texts: list[str], eol: bytes, blanks: list[int]
     ) -> None:
         lines: list[dict[str, Any] | bytes] = [header()]
         parent = None
@@ -870,7 +873,7 @@ class TestRandomDamage:
         for position in blanks:
             lines.insert(1 + position % len(lines), b"")
         path = tmp_path / "layout.jsonl"
-        path.write_bytes(file_bytes(lines, eol=eol, bom=bom))
+        path.write_bytes(file_bytes(lines, eol=eol))
         session = Session.open(path)
         assert session.problems == []
         expected = [dumps(line) for line in lines if isinstance(line, dict)][1:]

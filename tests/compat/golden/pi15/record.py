@@ -11,8 +11,9 @@ included) and the projection's sources (entry id, type, how many messages);
 for every leaf, the current system message, its text and the tool names; and pi's
 estimate of each message of the context at the leaf, and of the whole context there;
 the forks pi writes from every leaf (createBranchedSession) and of the whole file
-(forkFrom). The oracle records more (plans at the default leaf, listing); the issues
-that need them record them again.
+(forkFrom); the file's listing fields and how many sessions pi's list(cwd, dir)
+finds for the header's cwd and for another. The oracle records more (plans at the
+default leaf); the tests of plans read planning.json.xz instead.
 
 Compaction plans at every entry come from a script of their own:
 
@@ -39,6 +40,9 @@ KEPT = (
     "estimate_tokens",
     "estimate_context",
     "forks",
+    "list_info",
+    "list_info_mtime_dependent",
+    "list_cwd_filter",
 )
 
 
@@ -59,7 +63,7 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     for recorded in sorted(source.glob("*.json")):
         data = json.loads(recorded.read_text(encoding="utf-8"))
-        golden = {key: data[key] for key in KEPT}
+        golden = {key: data.get(key) for key in KEPT}
         golden["contexts_by_entry"] = data["contexts_by_entry"]
         golden["system_by_leaf"] = {
             leaf: expected["system"] for leaf, expected in data["provider_expect_by_leaf"].items()
