@@ -110,14 +110,17 @@ class EntryAppends:
         from_hook: bool | msgspec.UnsetType = UNSET,
         *,
         usage: Any = UNSET,
+        from_id: str | None = None,
         expect_revision: int | None = None,
     ) -> str:
         """Move the leaf to ``entry_id`` (None: before the first entry) and append a
         branch_summary there (pi's branchWithSummary); the summary entry itself records
-        the leaf move, and its ``fromId`` is the leaf left ("root" when there was none)."""
+        the leaf move, and its ``fromId`` is the leaf left ("root" when there was none),
+        as pi 1.5 records it, unless ``from_id`` says otherwise (pi 0.73 recorded the
+        entry branched to)."""
 
         def complete(new_id: str, leaf: str | None, stamp: str) -> dict[str, Any]:
-            return {"from_id": leaf or "root"}
+            return {"from_id": from_id if from_id is not None else leaf or "root"}
 
         return self._appender.append_struct(
             BranchSummaryEntry,

@@ -5,7 +5,8 @@
 usage entries, compactions with checkpoints and usage, retain-none and nested
 compactions, branch summaries with usage, null contents, a custom session id.
 `ours/` holds sessions this library wrote with the same kinds of entries
-(write_ours.py), our own compactions among them. `expected/<name>.json.xz` holds what
+(write_ours.py), our own compactions among them, and so do the `fixtures/pi15-*`
+files (fixtures/generate.py). `expected/<name>.json.xz` holds what
 pi's session layer holds for each (record.py): the context at every entry, the
 projection's sources, the current prompt and tools at every leaf. See
 tests/compat/golden/README.md.
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from locations import GOLDEN_DIR
+from locations import FIXTURES, GOLDEN_DIR
 
 from jsonl_session import (
     Session,
@@ -33,6 +34,7 @@ from jsonl_session import (
 
 PI15 = GOLDEN_DIR / "pi15"
 FILES = {p.stem: p for folder in ("corpus", "ours") for p in (PI15 / folder).glob("*.jsonl")}
+FILES.update({p.stem: p for p in FIXTURES.glob("pi15-*.jsonl")})  # fixtures/ with pi 1.5 entries
 NAMES = sorted(FILES)
 PI_WROTE = sorted(p.stem for p in (PI15 / "corpus").glob("*.jsonl"))
 

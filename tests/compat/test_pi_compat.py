@@ -36,7 +36,10 @@ def golden_cases() -> list[tuple[str, str, bytes]]:
 
 class TestGoldenContextsFromPi:
     def test_every_well_formed_fixture_has_a_golden(self) -> None:
-        fixtures = {p.stem for p in FIXTURES.glob("*.jsonl") if not p.stem.startswith("damaged")}
+        # fixtures with pi 1.5's entries have pi 1.5.2's goldens (test_pi15_compat.py)
+        fixtures = {
+            p.stem for p in FIXTURES.glob("*.jsonl") if not p.stem.startswith(("damaged", "pi15-"))
+        }
         assert fixtures == {p.stem for p in GOLDEN.glob("*.txt")}
 
     @pytest.mark.parametrize(("fixture", "leaf", "expected"), golden_cases())

@@ -22,13 +22,16 @@ SYSTEM = "You are a coding agent."
 
 
 def golden_lines(fixture: Path) -> Iterator[bytes]:
+    """The rows for one fixture. A fixture with pi 1.5 entries keeps the prompt and
+    tools its transcript declares; the others are given SYSTEM."""
     session = Session.open(fixture)
+    system = None if fixture.stem.startswith("pi15-") else SYSTEM
     for entry in session.entries:
         context = session.build_context(entry.id)
         for name, request in (
-            ("anthropic", to_anthropic(context, system=SYSTEM)),
-            ("openai-chat", to_openai_chat(context, system=SYSTEM)),
-            ("openai-responses", to_openai_responses(context, instructions=SYSTEM)),
+            ("anthropic", to_anthropic(context, system=system)),
+            ("openai-chat", to_openai_chat(context, system=system)),
+            ("openai-responses", to_openai_responses(context, instructions=system)),
         ):
             row: dict[str, Any] = {"leaf": entry.id, "format": name}
             row["request"] = request.kwargs
