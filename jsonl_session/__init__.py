@@ -21,6 +21,11 @@ from jsonl_session.errors import (
     SessionWriteError,
     UnsyncedWrite,
 )
+from jsonl_session.storage import foreign as _foreign
+
+# Other agents' transcripts are read by dialects/, a layer above the loader: name the
+# module here so the loader can ask it (imported only when such a file is met).
+_foreign.register("jsonl_session.dialects.reading")
 
 if TYPE_CHECKING:
     from jsonl_session.catalog.finding import session_files

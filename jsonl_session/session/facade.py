@@ -294,7 +294,7 @@ class Session(EntryAppends):
         Labels on the path come along; the header's parentSession is this file. The new
         file is opened with ``cache`` (as in `Session.open`; default: this session's).
         """
-        self._file.check_writable()
+        self._file.check_copyable()
         target = entry_id if entry_id is not None else self._state.leaf
         if target is None:
             raise SessionTreeError(f"{self.path}: nothing to fork: the session has no entries")

@@ -99,7 +99,7 @@ def write_copy(
     new_path: Path, header: SessionHeader, source: LoadedFile, fsync: store.FsyncPolicy
 ) -> None:
     """Write a new file holding every entry of ``source`` (migrated) under ``header``."""
-    if not source.writable:
+    if not source.copyable:
         raise SessionWriteError(
             f"{source.path}: format version {source.version_read} is newer than "
             f"{CURRENT_VERSION}; refusing to copy it into a version {CURRENT_VERSION} file"

@@ -9,6 +9,7 @@ the file. Tree checks (duplicates, parents, cycles) are tree.py's.
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from jsonl_session.format.migrate import MigrationState, migrate
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
+from jsonl_session.storage.foreign import reader_modules
 from jsonl_session.storage.lines import (
     BOM,
     BOM_PROBLEM,
@@ -69,6 +71,7 @@ class LoadedFile:
     identity: tuple[int, int] | None = None  # (device, inode) of the file read
     size: int = 0  # bytes read
     table: EntryTable | None = None
+    dialect: str = "pi"  # who wrote the file: "pi", or another agent (dialects/)
     _joined: list[StoredEntry] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -87,6 +90,13 @@ class LoadedFile:
 
     @property
     def writable(self) -> bool:
+        """Whether entries may be appended: a pi file of a version we know."""
+        return self.dialect == "pi" and self.version_read <= CURRENT_VERSION
+
+    @property
+    def copyable(self) -> bool:
+        """Whether its entries may be written into a new pi file (a fork, a copy):
+        any file we read, unless its pi version is newer than ours."""
         return self.version_read <= CURRENT_VERSION
 
 
@@ -227,6 +237,10 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     try:
         header, _ = _read_header([header_line], path)
     except SessionFormatError:
+        if not header_line.raw.startswith(BOM):
+            foreign = read_foreign(data, path)
+            if foreign is not None:
+                return foreign
         _read_header(split_lines(data), path)  # the same error, told with the whole file
         raise
     after = after_line(data, header_line)
@@ -278,6 +292,16 @@ def _assemble(
         size=read.size,
         table=table,
     )
+
+
+def read_foreign(data: bytes, path: Path | None) -> LoadedFile | None:
+    """Another agent's file, read by the first registered dialect reader that knows
+    it (storage/foreign.py); None when none does."""
+    for name in reader_modules():
+        loaded: LoadedFile | None = importlib.import_module(name).read_foreign(data, path)
+        if loaded is not None:
+            return loaded
+    return None
 
 
 def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:

@@ -23,6 +23,7 @@ from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
 from jsonl_session.storage import store
+from jsonl_session.storage.foreign import dialect_name
 from jsonl_session.storage.lines import consumed_length, file_bytes
 from jsonl_session.storage.loader import BadLine, LoadedFile, parse_session_bytes, read_appended
 
@@ -64,8 +65,19 @@ class SessionFile:
         self.next_line = loaded.last_line + 1
         self._stale = False  # set when a writer without a lock wrote beside ours
 
+    def check_copyable(self) -> None:
+        """Refuse to copy entries into a new pi file when the version is newer."""
+        if not self.loaded.copyable:
+            self.check_writable()
+
     def check_writable(self) -> None:
         loaded = self.loaded
+        if loaded.dialect != "pi":
+            raise SessionWriteError(
+                f"{self.path}: a {dialect_name(loaded.dialect)} transcript is only read here, "
+                "never written; convert it to a pi session first "
+                f"(jsonl-session convert {self.path} --to pi) or fork it"
+            )
         if not loaded.writable:
             raise SessionWriteError(
                 f"{self.path}: format version {loaded.version_read} is newer than "

@@ -1,0 +1,118 @@
+"""Turning another agent's transcript into what the loader returns for a pi file.
+
+A dialect reader (claude.py, codex.py) walks the source's lines and hands each thing
+it understood here as a pi entry (a dict in pi's shapes with ``type``, ``id``,
+``parentId`` and ``timestamp``), noting the source line it came from; what it did not
+understand becomes a problem naming the line. `ForeignTranscript.loaded` then makes
+the LoadedFile: a synthetic version-3 header, the entries as StoredEntry records
+holding their pi JSON in memory, and the problems. The source file is only read.
+Detecting which agent wrote a file is reading.py's; the formats' rules are the
+readers'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonl_session.format.entry import StoredEntry, decode_envelope
+from jsonl_session.format.jsonio import NotJson, decode_any, dumps
+from jsonl_session.format.model import CURRENT_VERSION
+from jsonl_session.format.problems import Problem, ProblemKind
+from jsonl_session.storage.lines import line_spans
+from jsonl_session.storage.loader import LoadedFile
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLine:
+    """One non-blank line of the source: its number (from 1), offset, and value (None
+    when it is not valid JSON)."""
+
+    number: int
+    offset: int
+    raw: bytes
+    value: Any
+    terminated: bool
+
+
+def source_lines(data: bytes) -> list[SourceLine]:
+    """Every non-blank line, decoded as JSON.parse would (None when it fails)."""
+    out = []
+    for index, start, end, terminated in line_spans(data):
+        raw = data[start:end]
+        try:
+            value = decode_any(raw)
+        except NotJson:
+            value = None
+        out.append(SourceLine(index + 1, start, raw, value, terminated))
+    return out
+
+
+def first_objects(data: bytes, count: int = 8) -> list[dict[str, Any]]:
+    """The first ``count`` lines that are JSON objects (for recognising a dialect)."""
+    found: list[dict[str, Any]] = []
+    for index, start, end, _ in line_spans(data):
+        if len(found) >= count or index > 4 * count:
+            break
+        try:
+            value = decode_any(data[start:end])
+        except NotJson:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+@dataclass(slots=True)
+class ForeignTranscript:
+    """What a reader found in one source file, in pi's terms."""
+
+    dialect: str
+    path: Path | None
+    size: int
+    entries: list[StoredEntry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+    last_line: int = 0
+
+    def add(self, line: SourceLine, entry: dict[str, Any]) -> str:
+        """Keep ``entry`` (pi's shape: ``type``, ``id``, ``parentId``, ``timestamp``
+        first) as coming from ``line``; returns its id."""
+        raw = dumps(entry)
+        stored = StoredEntry.from_envelope(decode_envelope(raw), line.number, line.offset, raw)
+        self.entries.append(stored)
+        self.ids.add(stored.id)
+        return stored.id
+
+    def replace(self, index: int, entry: dict[str, Any]) -> None:
+        """Change the entry kept at ``index`` (a later line completed it)."""
+        old = self.entries[index]
+        raw = dumps(entry)
+        self.entries[index] = StoredEntry.from_envelope(
+            decode_envelope(raw), old.line, old.offset, raw
+        )
+
+    def problem(
+        self, line: SourceLine | None, message: str, kind: ProblemKind = "not-an-entry"
+    ) -> None:
+        self.problems.append(Problem(kind, message, line.number if line is not None else None))
+
+    def loaded(self, header: dict[str, Any], data: bytes) -> LoadedFile:
+        """The LoadedFile for these entries under ``header`` (made a version-3 pi
+        header: ``type`` and ``version`` first)."""
+        pi_header = {"type": "session", "version": CURRENT_VERSION, **header}
+        complete = data.rfind(b"\n") + 1
+        return LoadedFile(
+            path=self.path,
+            header=pi_header,
+            version_read=CURRENT_VERSION,
+            read_entries=self.entries,
+            bad_lines=[],
+            problems=sorted(self.problems, key=lambda p: p.line or 0),
+            migrations=[],
+            end_offset=complete,
+            last_line=self.last_line,
+            size=self.size,
+            dialect=self.dialect,
+        )

@@ -1,0 +1,462 @@
+"""Reading a Claude Code transcript as a pi session, without writing to it.
+
+Claude Code's lines form a tree by ``uuid`` / ``parentUuid``; the entries keep those
+uuids as ids, so reading (or converting) twice gives the same ids. What becomes what:
+
+- the header: ``sessionId``, the first line's time and ``cwd``;
+- the name: a ``session_info`` first in the file, from the titles (``custom-title``,
+  else ``agent-name``, else the latest ``ai-title`` or ``summary``);
+- an assistant reply, written one content block per line with one ``message.id``, is
+  one pi assistant message (text, thinking with its signature, redacted thinking,
+  tool calls) with the last line's usage and stop reason (``end_turn`` → ``stop``,
+  ``tool_use`` → ``toolUse``, ``max_tokens`` → ``length``, none → from its blocks);
+- a user line: its ``tool_result`` blocks as ``toolResult`` messages (the line's
+  ``toolUseResult`` as ``details``), its other blocks as a user message; a line
+  marked ``isMeta`` (text Claude Code adds) as a hidden ``custom_message``;
+- a ``compact_boundary`` and the ``isCompactSummary`` line after it: a retain-none
+  compaction hanging where the boundary's ``logicalParentUuid`` says;
+- other ``system`` lines: ``custom`` entries (kept, never in the context);
+- ``progress`` and ``attachment`` lines are left out, their children hung from the
+  nearest entry kept above them; bookkeeping lines (snapshots, queue operations,
+  last prompts, links, permission modes) are not entries.
+
+Sub-agent lines (``isSidechain``) form their own roots, placed before the main
+conversation so that the file's leaf stays the main conversation's last entry.
+Lines not understood are reported as problems, never a crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonl_session.dialects.building import ForeignTranscript, SourceLine, source_lines
+from jsonl_session.format.ids import timestamp_to_ms
+from jsonl_session.storage.loader import LoadedFile
+
+CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+BOOKKEEPING_TYPES = frozenset(
+    {
+        "summary",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "pr-link",
+        "permission-mode",
+    }
+)
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "toolUse",
+    "max_tokens": "length",
+    "refusal": "error",
+    "pause_turn": "stop",
+}
+API = "anthropic-messages"
+
+
+def read_claude(data: bytes, path: Path | None) -> LoadedFile:
+    """The transcript in ``data`` as a LoadedFile of pi entries (see the module docstring)."""
+    lines = source_lines(data)
+    reader = _Reader(ForeignTranscript("claude", path, len(data)))
+    for line in lines:
+        reader.sort(line)
+    reader.build()
+    if lines:
+        reader.out.last_line = lines[-1].number if lines[-1].terminated else lines[-1].number - 1
+    return reader.out.loaded(reader.header(), data)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """An assistant reply being gathered from its lines."""
+
+    line: SourceLine
+    entry_id: str
+    parent: str | None
+    message_id: str
+    stamp: str
+    message: dict[str, Any]
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Boundary:
+    line: SourceLine
+    uuid: str
+    parent: str | None
+    stamp: str
+    tokens: Any
+
+
+class _Reader:
+    def __init__(self, out: ForeignTranscript) -> None:
+        self.out = out
+        self.chain: list[tuple[SourceLine, dict[str, Any]]] = []
+        self.side: list[tuple[SourceLine, dict[str, Any]]] = []
+        self.titles: dict[str, str] = {}
+        self.first: dict[str, Any] = {}
+        self.alias: dict[str, str | None] = {}  # a source uuid -> the entry that stands for it
+        self.tool_names: dict[str, str] = {}
+        self.pending: _Pending | None = None
+        self.boundary: _Boundary | None = None  # a compact boundary waiting for its summary
+
+    # --- pass 1: sort the lines -----------------------------------------------------------
+
+    def sort(self, line: SourceLine) -> None:
+        value = line.value
+        if not isinstance(value, dict):
+            if line.terminated:
+                self.out.problem(line, "not a JSON object; skipped", "invalid-json")
+            else:
+                self.out.problem(line, "the last line is incomplete; skipped", "torn-tail")
+            return
+        kind = value.get("type")
+        if not self.first and isinstance(value.get("sessionId"), str):
+            self.first = value
+        if kind in CHAIN_TYPES and isinstance(value.get("uuid"), str):
+            (self.side if value.get("isSidechain") is True else self.chain).append((line, value))
+        elif kind in BOOKKEEPING_TYPES:
+            self.title(kind, value)
+        else:
+            self.out.problem(line, f"a Claude Code line of unknown type {kind!r}; skipped")
+
+    def title(self, kind: str, value: dict[str, Any]) -> None:
+        """Note a title line; the latest of each kind wins (a summary counts as an
+        ai-title, as older versions wrote them)."""
+        key = {
+            "custom-title": "customTitle",
+            "agent-name": "agentName",
+            "ai-title": "aiTitle",
+            "summary": "summary",
+        }.get(kind)
+        text = value.get(key) if key else None
+        if isinstance(text, str) and text.strip():
+            self.titles["ai-title" if kind == "summary" else kind] = text.strip()
+
+    def header(self) -> dict[str, Any]:
+        first = self.first
+        out: dict[str, Any] = {"id": str(first.get("sessionId") or "")}
+        out["timestamp"] = _text(first.get("timestamp"))
+        out["cwd"] = _text(first.get("cwd"))
+        return out
+
+    # --- pass 2: build the entries ---------------------------------------------------------
+
+    def build(self) -> None:
+        ranked = ("custom-title", "agent-name", "ai-title")
+        name = next((self.titles[k] for k in ranked if k in self.titles), None)
+        for line, value in [*self.side, *self.chain]:
+            self.line(line, value)
+        self.flush()
+        self.close_boundary()
+        if name is not None:
+            self.name(name)
+
+    def name(self, name: str) -> None:
+        """A session_info entry first in the file, carrying the title; it is a root of
+        its own, so the leaf and every path stay as they are."""
+        line = self.out.entries[0] if self.out.entries else None
+        stamp = line.timestamp if line is not None else str(self.first.get("timestamp") or "")
+        entry = {
+            "type": "session_info",
+            "id": "title",
+            "parentId": None,
+            "timestamp": stamp,
+            "name": name,
+        }
+        while entry["id"] in self.out.ids:
+            entry["id"] = f"{entry['id']}-"
+        source = SourceLine(0, 0, b"", None, True)
+        self.out.add(source, entry)
+        self.out.entries.insert(0, self.out.entries.pop())
+
+    def parent_of(self, value: dict[str, Any]) -> str | None:
+        parent = value.get("parentUuid")
+        if value.get("type") == "system" and value.get("subtype") == "compact_boundary":
+            parent = value.get("logicalParentUuid") or parent
+        seen = 0
+        while isinstance(parent, str) and parent in self.alias and seen < 10_000:
+            parent = self.alias[parent]
+            seen += 1
+        return parent if isinstance(parent, str) else None
+
+    def line(self, line: SourceLine, value: dict[str, Any]) -> None:
+        uuid, kind = value["uuid"], value.get("type")
+        parent = self.parent_of(value)
+        message = _object(value.get("message"))
+        if kind == "assistant" and self.join(value, parent, message):
+            return
+        self.flush()
+        if not (kind == "user" and value.get("isCompactSummary") is True):
+            self.close_boundary()
+        if kind in ("progress", "attachment"):
+            self.alias[uuid] = parent
+        elif kind == "assistant":
+            self.start_reply(line, value, parent, message)
+        elif kind == "user":
+            self.user(line, value, parent, message)
+        elif kind == "system":
+            self.system(line, value, parent)
+
+    # assistant replies
+
+    def join(self, value: dict[str, Any], parent: str | None, message: dict[str, Any]) -> bool:
+        """Add the line to the reply being gathered when it continues it."""
+        pending = self.pending
+        if pending is None or message.get("id") != pending.message_id or parent != pending.entry_id:
+            return False
+        pending.blocks.extend(self.blocks(message.get("content")))
+        pending.message = message
+        self.alias[value["uuid"]] = pending.entry_id
+        return True
+
+    def start_reply(
+        self, line: SourceLine, value: dict[str, Any], parent: str | None, message: dict[str, Any]
+    ) -> None:
+        stamp = _text(value.get("timestamp"))
+        message_id = _text(message.get("id")) or value["uuid"]
+        self.pending = _Pending(line, value["uuid"], parent, message_id, stamp, message)
+        self.pending.blocks.extend(self.blocks(message.get("content")))
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        last = pending.message
+        reply: dict[str, Any] = {
+            "role": "assistant",
+            "content": pending.blocks,
+            "api": API,
+            "provider": "anthropic",
+        }
+        if isinstance(last.get("model"), str):
+            reply["model"] = last["model"]
+        usage = last.get("usage")
+        if isinstance(usage, dict):
+            reply["usage"] = _usage(usage)
+        stop = last.get("stop_reason")
+        calls = any(b.get("type") == "toolCall" for b in pending.blocks)
+        inferred = "toolUse" if calls else "stop"
+        reply["stopReason"] = (
+            _STOP_REASONS.get(stop, inferred) if isinstance(stop, str) else inferred
+        )
+        if pending.message_id != pending.entry_id:
+            reply["responseId"] = pending.message_id
+        reply["timestamp"] = timestamp_to_ms(pending.stamp) or 0
+        self.add(
+            pending.line,
+            pending.entry_id,
+            pending.parent,
+            pending.stamp,
+            {"type": "message", "message": reply},
+        )
+
+    def blocks(self, content: Any) -> list[dict[str, Any]]:
+        """Assistant content as pi blocks."""
+        out: list[dict[str, Any]] = []
+        for block in (
+            content if isinstance(content, list) else [content] if isinstance(content, str) else []
+        ):
+            if isinstance(block, str):
+                out.append({"type": "text", "text": block})
+                continue
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                out.append({"type": "text", "text": str(block.get("text") or "")})
+            elif kind == "thinking":
+                thinking = {"type": "thinking", "thinking": str(block.get("thinking") or "")}
+                if isinstance(block.get("signature"), str):
+                    thinking["thinkingSignature"] = block["signature"]
+                out.append(thinking)
+            elif kind == "redacted_thinking":
+                out.append(
+                    {
+                        "type": "thinking",
+                        "thinking": "",
+                        "thinkingSignature": str(block.get("data") or ""),
+                        "redacted": True,
+                    }
+                )
+            elif kind in ("tool_use", "server_tool_use"):
+                call_id, name = str(block.get("id") or ""), str(block.get("name") or "")
+                self.tool_names[call_id] = name
+                arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+                out.append(
+                    {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+                )
+        return out
+
+    # user lines
+
+    def user(
+        self, line: SourceLine, value: dict[str, Any], parent: str | None, message: dict[str, Any]
+    ) -> None:
+        uuid = value["uuid"]
+        stamp = _text(value.get("timestamp"))
+        ms = timestamp_to_ms(stamp) or 0
+        content = message.get("content")
+        if value.get("isCompactSummary") is True and self.boundary is not None:
+            self.summary(value, content)
+            return
+        blocks = content if isinstance(content, list) else []
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        produced: list[str] = []
+        at = parent
+        for block in results:
+            call_id = str(block.get("tool_use_id") or "")
+            result: dict[str, Any] = {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": self.tool_names.get(call_id, ""),
+                "content": _user_blocks(block.get("content")),
+            }
+            if "toolUseResult" in value:
+                result["details"] = value["toolUseResult"]
+            result["isError"] = block.get("is_error") is True
+            result["timestamp"] = ms
+            entry_id = uuid if not produced else f"{uuid}.{len(produced)}"
+            at = self.add(line, entry_id, at, stamp, {"type": "message", "message": result})
+            produced.append(at)
+        rest: Any = content if isinstance(content, str) else [b for b in blocks if b not in results]
+        if rest:
+            shown: Any = rest if isinstance(rest, str) else _user_blocks(rest)
+            if value.get("isMeta") is True:
+                entry = {"type": "custom_message", "customType": "claude/meta", "content": shown}
+                entry["display"] = False
+            else:
+                entry = {"type": "message", "message": {"role": "user", "content": shown}}
+                entry["message"]["timestamp"] = ms
+            entry_id = uuid if not produced else f"{uuid}.{len(produced)}"
+            produced.append(self.add(line, entry_id, at, stamp, entry))
+        if not produced:
+            self.alias[uuid] = parent  # nothing to keep: its children hang above it
+        elif produced[-1] != uuid:
+            self.alias[uuid] = produced[-1]
+
+    # system lines and compactions
+
+    def system(self, line: SourceLine, value: dict[str, Any], parent: str | None) -> None:
+        stamp = _text(value.get("timestamp"))
+        if value.get("subtype") == "compact_boundary":
+            metadata = value.get("compactMetadata")
+            tokens = metadata.get("preTokens") if isinstance(metadata, dict) else None
+            self.boundary = _Boundary(line, value["uuid"], parent, stamp, tokens)
+            return
+        data = {key: value[key] for key in ("subtype", "content", "level") if key in value}
+        entry = {"type": "custom", "customType": "claude/system", "data": data}
+        self.add(line, value["uuid"], parent, stamp, entry)
+
+    def summary(self, value: dict[str, Any], content: Any) -> None:
+        """The summary line after a boundary: the compaction is complete."""
+        if isinstance(content, str):
+            text = content
+        else:
+            parts = _user_blocks(content)
+            text = "\n\n".join(str(b.get("text") or "") for b in parts if b.get("type") == "text")
+        boundary = self.close_boundary(text)
+        if boundary is not None:
+            self.alias[value["uuid"]] = boundary
+
+    def close_boundary(self, summary: str = "") -> str | None:
+        """Keep the waiting boundary as a retain-none compaction (with no summary when
+        none followed it); returns its id."""
+        boundary, self.boundary = self.boundary, None
+        if boundary is None:
+            return None
+        entry = {
+            "type": "compaction",
+            "summary": summary,
+            "firstKeptEntryId": boundary.uuid,
+            "tokensBefore": boundary.tokens if isinstance(boundary.tokens, int) else 0,
+            "fromHook": False,
+        }
+        return self.add(boundary.line, boundary.uuid, boundary.parent, boundary.stamp, entry)
+
+    # building
+
+    def add(
+        self,
+        line: SourceLine,
+        entry_id: str,
+        parent: str | None,
+        stamp: str,
+        fields: dict[str, Any],
+    ) -> str:
+        kind = fields.pop("type")
+        entry = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": stamp, **fields}
+        self.out.add(line, entry)
+        return entry_id
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _user_blocks(content: Any) -> list[dict[str, Any]]:
+    """User or tool-result content as pi blocks (text, image)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, str):
+            out.append({"type": "text", "text": block})
+        elif isinstance(block, dict) and block.get("type") == "text":
+            out.append({"type": "text", "text": str(block.get("text") or "")})
+        elif isinstance(block, dict) and block.get("type") == "image":
+            source = _object(block.get("source"))
+            if source.get("type") == "base64":
+                out.append(
+                    {
+                        "type": "image",
+                        "data": str(source.get("data") or ""),
+                        "mimeType": str(source.get("media_type") or "image/png"),
+                    }
+                )
+            else:
+                out.append(
+                    {"type": "text", "text": f"[image: {source.get('url') or 'not stored'}]"}
+                )
+    return out
+
+
+def _usage(usage: dict[str, Any]) -> dict[str, Any]:
+    def number(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) else 0
+
+    fresh, output = number("input_tokens"), number("output_tokens")
+    read, written = number("cache_read_input_tokens"), number("cache_creation_input_tokens")
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {
+        "input": fresh,
+        "output": output,
+        "cacheRead": read,
+        "cacheWrite": written,
+        "totalTokens": fresh + output + read + written,
+        "cost": cost,
+    }
+
+
+def is_claude(objects: list[dict[str, Any]]) -> bool:
+    """Whether the first objects of a file look like a Claude Code transcript."""
+    for value in objects:
+        kind = value.get("type")
+        if kind in CHAIN_TYPES and isinstance(value.get("sessionId"), str) and "uuid" in value:
+            return True
+        if kind in BOOKKEEPING_TYPES and kind != "summary":
+            return True
+        if kind == "summary" and "leafUuid" in value:
+            return True
+    return False
