@@ -94,6 +94,9 @@ if TYPE_CHECKING:
     from jsonl_session.storage.cache import CacheOption
     from jsonl_session.storage.loader import LoadedFile, load_entries
     from jsonl_session.storage.paths import (
+        claude_dir_for,
+        claude_projects_root,
+        codex_sessions_root,
         pi_session_root,
         session_dir_for,
         session_root,
@@ -128,6 +131,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "session_root": ("storage.paths", "session_root"),
     "session_roots": ("storage.paths", "session_roots"),
     "pi_session_root": ("storage.paths", "pi_session_root"),
+    "claude_dir_for": ("storage.paths", "claude_dir_for"),
+    "claude_projects_root": ("storage.paths", "claude_projects_root"),
+    "codex_sessions_root": ("storage.paths", "codex_sessions_root"),
     "TreeIndex": ("tree", "TreeIndex"),
     "TreeNode": ("tree", "TreeNode"),
     "iter_nodes": ("tree", "iter_nodes"),
@@ -273,6 +279,9 @@ __all__ = [
     "build_context",
     "call_with_overflow_recovery",
     "choose_summarizer",
+    "claude_dir_for",
+    "claude_projects_root",
+    "codex_sessions_root",
     "compact",
     "count_tokens_anthropic",
     "count_tokens_openai",

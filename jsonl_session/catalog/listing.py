@@ -20,22 +20,22 @@ storage/cache.py's, and text from content is messages.py's.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from jsonl_session.catalog.finding import files_of, for_cwd, session_files
+from jsonl_session.catalog.finding import files_of, session_files
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import joined_text
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
-from jsonl_session.storage.paths import session_dir_for, session_roots
+from jsonl_session.storage.paths import session_dir_for
 
 Progress = Callable[[int, int], None]
 NO_MESSAGES = "(no messages)"
@@ -53,6 +53,7 @@ class SessionInfo:
     message_count: int
     first_message: str
     problem: str | None = None  # why the file could not be read as a session
+    agent: str = "pi"  # who wrote the file: pi, claude or codex (storage/foreign.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class SessionInfo:
             "messageCount": self.message_count,
             "firstMessage": self.first_message,
             "problem": self.problem,
+            "agent": self.agent,
         }
 
 
@@ -153,6 +155,9 @@ def _describe_and_keep(
     except (NotJson, NotAnObject):
         header = None
     if header_line is None or header is None or header.get("type") != "session":
+        foreign = _foreign_info(path, data, mtime) if header_line is not None else None
+        if foreign is not None:
+            return foreign
         problem = "file is empty" if header_line is None else "line 1 is not a session header"
         if header_line is not None and header_line.raw.startswith(BOM):
             problem = BOM_PROBLEM
@@ -170,6 +175,29 @@ def _describe_and_keep(
     if records is not None and cut and header_line.terminated:
         records.save(path, stamp(fd, cut), _ListingRecord(head, facts))
     return _info(path, head, facts.then(_facts(data, cut)), mtime)
+
+
+def _foreign_info(path: Path, data: bytes, mtime: float) -> SessionInfo | None:
+    """Another agent's file described by the same rules, from the pi entries its
+    dialect reader makes of it (None when no reader knows it). Not kept in the cache:
+    its lines cannot be folded one run at a time as pi's can."""
+    if data.startswith(BOM):
+        return None
+    from jsonl_session.dialects.reading import read_foreign
+
+    loaded = read_foreign(data, path)
+    if loaded is None:
+        return None
+    header = loaded.header
+    head = _HeaderFacts(
+        header.get("id") if isinstance(header.get("id"), str) else None,
+        _str_or_none(header.get("cwd")) or "",
+        _str_or_none(header.get("parentSession")),
+        _str_or_none(header.get("timestamp")),
+    )
+    lines = b"\n".join(entry.raw for entry in loaded.entries) + b"\n"
+    info = _info(path, head, _facts(lines), mtime)
+    return replace(info, agent=loaded.dialect)
 
 
 def _info(path: Path, head: _HeaderFacts, facts: _Facts, mtime: float) -> SessionInfo:
@@ -312,14 +340,16 @@ def list_sessions(
     *,
     cwd: str | None = None,
     all_projects: bool = False,
+    agents: Collection[str] | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
     cache: CacheOption = None,
 ) -> list[SessionInfo]:
     """Sessions, newest first: of ``dir_or_root`` (a project folder; with
-    ``all_projects``, a root whose sub-folders are projects), or by default of ``cwd``
-    (default: the current directory) under pi's session folder and ours."""
-    files = session_files(dir_or_root, cwd=cwd, all_projects=all_projects)
+    ``all_projects``, a root and every folder under it), or by default of ``cwd``
+    (default: the current directory) in every agent's folders (finding.py); only
+    those of ``agents`` when given ("pi", "claude", "codex")."""
+    files = session_files(dir_or_root, cwd=cwd, all_projects=all_projects, agents=agents)
     infos = list(_described(files, progress, cache))
     infos.sort(key=lambda info: (info.modified, str(info.path)), reverse=True)
     return infos[:limit] if limit is not None else infos
@@ -339,23 +369,22 @@ def latest_session(
     root: Path | str | None = None,
     *,
     folder: Path | str | None = None,
+    agents: Collection[str] = ("pi",),
     cache: CacheOption = None,
 ) -> SessionInfo | None:
     """The session pi's ``--continue`` would pick for ``cwd``: of the files in its
     folders (under ``root``, or pi's session folder and ours; or in ``folder``, then
     only those whose header names ``cwd`` unless it is ``cwd``'s own folder), the one
-    changed last whose header reads; None when there is none."""
+    changed last whose header reads; None when there is none. With other
+    ``agents``, the same among their sessions of ``cwd`` (Claude Code's, Codex's)."""
     where = os.path.abspath(cwd or os.getcwd())
     if folder is not None:
-        files = for_cwd(files_of(Path(folder), False), Path(folder), where)
+        files = session_files(folder, cwd=where, agents=None if agents == ("pi",) else agents)
+    elif root is not None:
+        place = session_dir_for(where, Path(root))
+        files = files_of(place, False) if place.is_dir() else []
     else:
-        roots = [Path(root)] if root is not None else session_roots()
-        files = [
-            path
-            for place in (session_dir_for(where, r) for r in roots)
-            if place.is_dir()
-            for path in files_of(place, False)
-        ]
+        files = session_files(cwd=where, agents=agents)
     for path in sorted(files, key=_mtime, reverse=True):
         info = session_info(path, cache=cache)
         if info.problem is None:

@@ -77,7 +77,10 @@ def search_sessions(
     records = RecordCache(root, "search", _SearchRecord) if root is not None else None
     for path in files:
         try:
-            if records is None:
+            foreign = _foreign_texts(path)
+            if foreign is not None:  # another agent's file: searched as read, never cached
+                yield from _hits(query, path, *foreign)
+            elif records is None:
                 yield from search_bytes(query, path, path.read_bytes())
             else:
                 session_id, texts = _cached_texts(path, records)
@@ -97,6 +100,30 @@ def search_bytes(query: str, path: Path, data: bytes) -> Iterator[SearchHit]:
     start = after_line(data, header)
     texts = _texts(data[start:], start, header.number + 1, ascii_needle)
     yield from _hits(query, path, session_id, texts)
+
+
+def _foreign_texts(path: Path) -> tuple[str | None, list[_Text]] | None:
+    """The texts of another agent's file (Claude Code, Codex), from the pi entries its
+    dialect reader makes, each at its source line; None for a pi file (or one no
+    reader knows)."""
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+        line = first_line(head)
+        header = _object(line.raw) if line is not None and line.terminated else None
+        if line is None or (header is not None and header.get("type") == "session"):
+            return None
+        data = head + handle.read()
+    from jsonl_session.dialects.reading import read_foreign
+
+    loaded = read_foreign(data, path)
+    if loaded is None:
+        return None
+    texts = [text for entry in loaded.entries for text in _texts(entry.raw, 0, entry.line)]
+    session_id = loaded.header.get("id")
+    return (session_id if isinstance(session_id, str) else None), texts
+
+
+_HEAD_BYTES = 64 << 10
 
 
 def _cached_texts(

@@ -97,6 +97,13 @@ DirArg = Annotated[
 AllOption = Annotated[
     bool, typer.Option("--all", help="Every project under the session root (or under DIR).")
 ]
+AgentOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent",
+        help="Only this agent's sessions: pi, claude or codex (repeat for several).",
+    ),
+]
 CwdOption = Annotated[
     str | None,
     typer.Option(

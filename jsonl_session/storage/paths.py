@@ -29,6 +29,28 @@ def pi_session_root() -> Path:
     return base / "sessions"
 
 
+def claude_projects_root() -> Path:
+    """Claude Code's transcripts: ``$CLAUDE_CONFIG_DIR/projects``, else
+    ``~/.claude/projects``."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    base = Path(configured).expanduser() if configured else Path.home() / ".claude"
+    return base / "projects"
+
+
+def codex_sessions_root() -> Path:
+    """Codex's rollouts: ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``."""
+    configured = os.environ.get("CODEX_HOME")
+    base = Path(configured).expanduser() if configured else Path.home() / ".codex"
+    return base / "sessions"
+
+
+def claude_dir_for(cwd: str, root: Path | None = None) -> Path:
+    """Claude Code's folder for a working directory: every character that is not an
+    ASCII letter or digit becomes ``-``."""
+    name = "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
+    return (root if root is not None else claude_projects_root()) / name
+
+
 def session_roots() -> list[Path]:
     """Where sessions are looked for: pi's folder first, then ours (each once)."""
     roots: list[Path] = []

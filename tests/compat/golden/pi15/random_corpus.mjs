@@ -166,12 +166,12 @@ function randomSession(sm, big) {
 		sm.appendMessage(message);
 	};
 	const system = (first) => {
-		const message = { role: "system", content: chance(first ? 0.3 : 0.2) ? text(false) : "", timestamp: now() };
+		const message = { role: "system", content: chance(first ? 0.3 : 0.2) ? text(0) : "", timestamp: now() };
 		const sections = {};
 		if (first) {
 			for (const name of SECTION_NAMES) if (chance(0.6)) sections[name] = `${name}: ${text(big)}`;
 		} else {
-			for (let n = int(0, 3); n > 0; n--) sections[pick(SECTION_NAMES)] = chance(0.35) ? null : `${pick(WORDS)}: ${text(false)}`;
+			for (let n = int(0, 3); n > 0; n--) sections[pick(SECTION_NAMES)] = chance(0.35) ? null : `${pick(WORDS)}: ${text(0)}`;
 		}
 		if (Object.keys(sections).length) message.sections = sections;
 		const added = first
@@ -194,9 +194,9 @@ function randomSession(sm, big) {
 		const role = entry.type === "message" ? entry.message.role : "custom";
 		const kind = weighted({ omit: 3, string: 4, blocks: 3 });
 		let replacement = null;
-		if (kind === "string") replacement = { content: chance(0.1) ? "" : text(false) };
+		if (kind === "string") replacement = { content: chance(0.1) ? "" : text(0) };
 		if (kind === "blocks") {
-			const blocks = [{ type: "text", text: text(false) }];
+			const blocks = [{ type: "text", text: text(0) }];
 			if ((role === "user" || role === "custom") && chance(0.3)) blocks.push(IMAGE);
 			if (role === "assistant" && chance(0.3)) blocks.push(call(`toolu_${++callNo}`));
 			replacement = { content: chance(0.05) ? [] : blocks };
@@ -204,18 +204,27 @@ function randomSession(sm, big) {
 		sm.appendContextEdit(entry.id, replacement);
 		edited.push(entry.id);
 	};
-	const offPath = (path) => sm.getEntries().filter((e) => !path.includes(e));
+	const offPath = (path) => {
+		const onPath = new Set(path.map((e) => e.id));
+		return sm.getEntries().filter((e) => !onPath.has(e.id));
+	};
 	const compaction = () => {
 		const path = sm.getBranch();
 		const kept = weighted({ none: 2, path: 6, label: 1, elsewhere: 1 });
 		const pools = {
-			none: [], path: path.slice(Math.floor(path.length / 3)), label: path.filter((e) => e.type === "label"), elsewhere: offPath(path),
+			none: [],
+			path: path.slice(Math.floor(path.length / 3)),
+			label: path.filter((e) => e.type === "label"),
+			elsewhere: offPath(path),
 		};
 		const pool = pools[kept].length || kept === "none" ? pools[kept] : path;
 		const firstKept = pool.length === 0 ? undefined : pick(pool).id;
-		const details = chance(0.6) ? { readFiles: PATHS.filter(() => chance(0.2)), modifiedFiles: PATHS.filter(() => chance(0.2)) } : undefined;
+		const details = chance(0.6)
+			? { readFiles: PATHS.filter(() => chance(0.2)), modifiedFiles: PATHS.filter(() => chance(0.2)) }
+			: undefined;
 		const fromHook = pick([undefined, false, true]);
-		sm.appendCompaction(`Summary: ${text(big)}`, firstKept, int(1000, 90000), details, fromHook, chance(0.5) ? usage(int(1000, 9000), int(50, 900)) : undefined);
+		const spent = chance(0.5) ? usage(int(1000, 9000), int(50, 900)) : undefined;
+		sm.appendCompaction(`Summary: ${text(big)}`, firstKept, int(1000, 90000), details, fromHook, spent);
 	};
 	const branchSummary = () => {
 		const path = sm.getBranch();
@@ -223,7 +232,9 @@ function randomSession(sm, big) {
 		const pool = to === "root" ? [] : to === "elsewhere" && offPath(path).length ? offPath(path) : path;
 		const target = pool.length === 0 ? null : pick(pool).id;
 		const details = chance(0.5) ? { readFiles: PATHS.filter(() => chance(0.2)), modifiedFiles: [] } : undefined;
-		sm.branchWithSummary(target, `Branch summary: ${text(big)}`, details, pick([undefined, false, true]), chance(0.4) ? usage(int(100, 3000), int(10, 300)) : undefined);
+		const fromHook = pick([undefined, false, true]);
+		const spent = chance(0.4) ? usage(int(100, 3000), int(10, 300)) : undefined;
+		sm.branchWithSummary(target, `Branch summary: ${text(big)}`, details, fromHook, spent);
 	};
 	const label = () => {
 		const all = sm.getEntries();
@@ -259,7 +270,7 @@ function randomSession(sm, big) {
 			case "model": sm.appendModelChange(pick(["anthropic", "openai"]), pick(["claude-sonnet-4-5", "gpt-5.1", "claude-haiku-4-5"])); break;
 			case "thinking": sm.appendThinkingLevelChange(pick(["off", "low", "medium", "high"])); break;
 			case "customMessage":
-				sm.appendCustomMessageEntry(pick(["notes", "reminder"]), chance(0.6) ? text(big) : [{ type: "text", text: text(false) }],
+				sm.appendCustomMessageEntry(pick(["notes", "reminder"]), chance(0.6) ? text(big) : [{ type: "text", text: text(0) }],
 					chance(0.7), chance(0.3) ? { source: "ext" } : undefined);
 				break;
 			case "customEntry": sm.appendCustomEntry("ext-state", { n: int(1, 9) }); break;

@@ -68,6 +68,7 @@ IMAGE = {
     "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
     "mimeType": "image/png",
 }
+TEXT_SIZES = {"tiny": (1, 3), "short": (5, 40), "medium": (80, 300), "long": (600, 2500)}
 SECTION_NAMES = ["preamble", "cwd", "style", "skills", "notes", "rules"]
 MS = 1_795_000_000_000
 
@@ -89,6 +90,8 @@ EDITABLE_ROLES = ("user", "assistant", "toolResult")
 
 
 def usage(tokens_in: int, tokens_out: int, cache_read: int = 0) -> dict[str, Any]:
+    """Usage as pi records it; costs are Python floats, so no tokens cost 0.0 (which
+    JSON.stringify would spell 0)."""
     cost = {"input": tokens_in / 1e6, "output": tokens_out / 1e6, "cacheRead": 0}
     cost |= {"cacheWrite": 0, "total": (tokens_in + tokens_out) / 1e6}
     return {
@@ -127,9 +130,7 @@ class RandomSession:
         """A text of a random size: mostly short, sometimes a few thousand words."""
         weight = self.big if big is None else big
         size = self.weighted({"tiny": 3, "short": 6, "medium": 3, "long": weight})
-        low, high = {"tiny": (1, 3), "short": (5, 40), "medium": (80, 300), "long": (600, 2500)}[
-            size
-        ]
+        low, high = TEXT_SIZES[size]
         return self.words(self.rng.randint(low, high)) + "."
 
     def now(self) -> int:
