@@ -483,13 +483,23 @@ def _json(value: Any) -> str:
 
 
 def is_codex(objects: list[dict[str, Any]]) -> bool:
-    """Whether the first objects of a file look like a Codex rollout."""
+    """Whether the first objects of a file look like a Codex rollout: an enveloped
+    line first, or (2025) a bare session meta followed by bare items."""
     if not objects:
         return False
     first = objects[0]
-    if first.get("type") in ROLLOUT_TYPES and "payload" in first:
+    if first.get("type") in ROLLOUT_TYPES and isinstance(first.get("payload"), dict):
         return True
-    legacy_meta = "type" not in first and "id" in first and "timestamp" in first
-    return legacy_meta and any(
-        o.get("type") in _ITEM_TYPES or "record_type" in o for o in objects[1:]
-    )
+    legacy_meta = isinstance(first.get("id"), str) and isinstance(first.get("timestamp"), str)
+    legacy_meta = legacy_meta and set(first) <= _LEGACY_META_KEYS
+    return legacy_meta and any(_bare_item(o) for o in objects[1:])
+
+
+_LEGACY_META_KEYS = frozenset({"id", "timestamp", "instructions", "git"})
+
+
+def _bare_item(value: dict[str, Any]) -> bool:
+    if value.get("record_type") == "state":
+        return True
+    kind = value.get("type")
+    return kind in _ITEM_TYPES and ("role" in value or "call_id" in value) and "parentId" not in value
