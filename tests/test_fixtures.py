@@ -1,5 +1,6 @@
-"""The committed fixtures are exactly what fixtures/generate.py writes, so a change to
-the writer that changes them is seen (and the goldens recorded from them re-recorded)."""
+"""The committed fixtures are exactly what fixtures/generate.py (pi sessions) and
+fixtures/generate_dialects.py (Claude Code, Codex) write, so a change to a writer
+that changes them is seen (and the goldens recorded from them re-recorded)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import importlib.util
 import subprocess
 import sys
 
+import pytest
 from locations import FIXTURES
 
 
-def test_generate_py_writes_the_committed_fixtures_byte_for_byte() -> None:
+@pytest.mark.parametrize("script", ["generate.py", "generate_dialects.py"])
+def test_the_generators_write_the_committed_fixtures_byte_for_byte(script: str) -> None:
     done = subprocess.run(
-        [sys.executable, str(FIXTURES / "generate.py"), "--check"],
+        [sys.executable, str(FIXTURES / script), "--check"],
         capture_output=True,
         text=True,
         check=False,
