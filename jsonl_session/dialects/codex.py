@@ -502,4 +502,5 @@ def _bare_item(value: dict[str, Any]) -> bool:
     if value.get("record_type") == "state":
         return True
     kind = value.get("type")
-    return kind in _ITEM_TYPES and ("role" in value or "call_id" in value) and "parentId" not in value
+    shaped = "role" in value or "call_id" in value
+    return kind in _ITEM_TYPES and shaped and "parentId" not in value

@@ -170,7 +170,7 @@ class TestNeverWritten:
         assert (MAIN.read_bytes(), os.stat(MAIN).st_mtime_ns) == before
 
     def test_appending_is_refused_with_a_pointer_to_convert(self) -> None:
-        with pytest.raises(SessionWriteError, match="Codex transcript is only read here.*convert"):
+        with pytest.raises(SessionWriteError, match=r"Codex transcript is only read here.*convert"):
             opened().append_message({"role": "user", "content": "hi", "timestamp": 0})
 
     def test_a_fork_is_a_pi_session_with_the_same_context(self, tmp_path: Path) -> None:
