@@ -68,6 +68,8 @@ if TYPE_CHECKING:
         SessionContext,
         build_context,
     )
+    from jsonl_session.dialects.convert import Conversion, convert
+    from jsonl_session.dialects.reading import detect, detect_file
     from jsonl_session.export import (
         FORMATS as EXPORT_FORMATS,
     )
@@ -118,6 +120,10 @@ if TYPE_CHECKING:
 
 # name -> (module, attribute there); loaded on first use by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {
+    "Conversion": ("dialects.convert", "Conversion"),
+    "convert": ("dialects.convert", "convert"),
+    "detect": ("dialects.reading", "detect"),
+    "detect_file": ("dialects.reading", "detect_file"),
     "CURRENT_VERSION": ("format.model", "CURRENT_VERSION"),
     "LEAF_MARKER_TYPE": ("format.model", "LEAF_MARKER_TYPE"),
     "PRUNE_MARKER_TYPE": ("format.model", "PRUNE_MARKER_TYPE"),
@@ -243,6 +249,7 @@ __all__ = [
     "CompactionPlan",
     "CompactionResult",
     "CompactionSettings",
+    "Conversion",
     "EntryValidationError",
     "ExportFormat",
     "ExportResult",
@@ -283,8 +290,11 @@ __all__ = [
     "claude_projects_root",
     "codex_sessions_root",
     "compact",
+    "convert",
     "count_tokens_anthropic",
     "count_tokens_openai",
+    "detect",
+    "detect_file",
     "entry_summary",
     "estimate_context_tokens",
     "estimate_projected_context_tokens",

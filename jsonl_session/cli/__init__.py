@@ -13,6 +13,7 @@ import typer
 
 from jsonl_session.cli import (
     compact_cmds,
+    convert_cmds,
     edit_cmds,
     export_cmds,
     inspect_cmds,
@@ -45,6 +46,7 @@ app.command()(inspect_cmds.tree)
 app.command()(inspect_cmds.context)
 app.command()(stats_cmds.stats)
 app.command()(edit_cmds.fork)
+app.command()(convert_cmds.convert)
 app.command()(edit_cmds.branch)
 app.command()(compact_cmds.compact)
 app.command()(edit_cmds.label)

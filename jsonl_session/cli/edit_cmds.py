@@ -40,14 +40,35 @@ def fork(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Path of the new session file.")
     ] = None,
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            help="Write the fork for another agent (claude, codex), to continue it there.",
+        ),
+    ] = "pi",
+    as_json: JsonOption = False,
 ) -> None:
-    """Copy the path root → entry into a new session file (labels come along)."""
-    from jsonl_session import Session
+    """Copy the path root → entry into a new session file (labels come along), as a
+    pi session or, with --to, one of another agent's."""
+    import tempfile
+
+    from jsonl_session import Session, convert
 
     session = Session.open(existing_file(file), cache=cache_for(ctx))
     entry_id = session.resolve_id(at) if at is not None else None
-    forked = session.fork(entry_id, output, cache=cache_for(ctx))
-    out().print(str(forked.path))
+    if to == "pi":
+        forked = session.fork(entry_id, output, cache=cache_for(ctx))
+        if as_json:
+            print_json({"path": str(forked.path), "to": "pi"})
+        else:
+            out().print(str(forked.path))
+        return
+    from jsonl_session.cli.convert_cmds import report
+
+    with tempfile.TemporaryDirectory(prefix="jsonl-session-fork-") as scratch:
+        forked = session.fork(entry_id, Path(scratch) / "fork.jsonl", cache=False)
+        report(convert(forked, to, output, cache=False), as_json)
 
 
 @reports_errors

@@ -12,6 +12,7 @@ readers'.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,11 @@ class ForeignTranscript:
     problems: list[Problem] = field(default_factory=list)
     ids: set[str] = field(default_factory=set)
     last_line: int = 0
+    left_out: Counter[str] = field(default_factory=Counter)
+
+    def leave_out(self, what: str) -> None:
+        """Count a line the pi session does not hold (a snapshot, a progress line)."""
+        self.left_out[what] += 1
 
     def add(self, line: SourceLine, entry: dict[str, Any]) -> str:
         """Keep ``entry`` (pi's shape: ``type``, ``id``, ``parentId``, ``timestamp``
@@ -115,4 +121,5 @@ class ForeignTranscript:
             last_line=self.last_line,
             size=self.size,
             dialect=self.dialect,
+            not_carried=dict(self.left_out),
         )

@@ -123,6 +123,8 @@ class _Reader:
             (self.side if value.get("isSidechain") is True else self.chain).append((line, value))
         elif kind in BOOKKEEPING_TYPES:
             self.title(kind, value)
+            if kind not in ("custom-title", "ai-title", "agent-name"):
+                self.out.leave_out(f"{kind} lines")
         else:
             self.out.problem(line, f"a Claude Code line of unknown type {kind!r}; skipped")
 
@@ -197,6 +199,7 @@ class _Reader:
             self.close_boundary()
         if kind in ("progress", "attachment"):
             self.alias[uuid] = parent
+            self.out.leave_out(f"{kind} lines")
         elif kind == "assistant":
             self.start_reply(line, value, parent, message)
         elif kind == "user":

@@ -155,8 +155,9 @@ class _Reader:
             self.out.problem(line, f"a rollout line of unknown type {kind!r}; skipped")
 
     def session_meta(self, line: SourceLine, meta: dict[str, Any]) -> None:
-        if self.header:
-            return  # forks and sub-agents copy other threads' meta lines: only the first counts
+        if self.header:  # forks and sub-agents copy other threads' meta lines
+            self.out.leave_out("session_meta lines after the first")
+            return
         self.header = {"id": str(meta.get("id") or ""), "timestamp": self.stamp}
         if isinstance(meta.get("timestamp"), str):
             self.header["timestamp"] = meta["timestamp"]
@@ -303,7 +304,7 @@ class _Reader:
                 del self.turns[-count:]
                 self.leaf = self.parents[first]
         elif kind in _SKIPPED_EVENTS:
-            return
+            self.out.leave_out(f"{kind} events (repeat other lines)")
         elif isinstance(kind, str):
             self.keep(line, f"codex/event/{kind}", event)
         else:

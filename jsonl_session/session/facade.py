@@ -169,6 +169,16 @@ class Session(EntryAppends):
         return self._state.index.count
 
     @property
+    def dialect(self) -> str:
+        """Which agent wrote the file: "pi", "claude" (Claude Code) or "codex"."""
+        return self._file.loaded.dialect
+
+    @property
+    def not_carried(self) -> dict[str, int]:
+        """For another agent's file, what its reader left out (description -> count)."""
+        return dict(self._file.loaded.not_carried)
+
+    @property
     def problems(self) -> list[Problem]:
         """What is wrong with the file: bad lines, torn tail, duplicates, parents, cycles."""
         found = self._state.problems + self._state.index.problems()

@@ -72,6 +72,7 @@ class LoadedFile:
     size: int = 0  # bytes read
     table: EntryTable | None = None
     dialect: str = "pi"  # who wrote the file: "pi", or another agent (dialects/)
+    not_carried: dict[str, int] = field(default_factory=dict)  # what a dialect reader left out
     _joined: list[StoredEntry] | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -1,0 +1,64 @@
+"""`convert`: a session of one agent written as another's (pi, Claude Code, Codex).
+Thin over the library's `convert`; `fork --to` (edit_cmds.py) uses it too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jsonl_session.cli.options import (
+    FileArg,
+    JsonOption,
+    cache_for,
+    existing_file,
+    out,
+    print_json,
+    reports_errors,
+)
+
+ToOption = Annotated[
+    str, typer.Option("--to", help="The agent to write for: pi, claude (Claude Code) or codex.")
+]
+
+
+@reports_errors
+def convert(
+    ctx: typer.Context,
+    file: FileArg,
+    to: ToOption,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Path of the new file (default: where that agent looks)."
+        ),
+    ] = None,
+    leaf: Annotated[
+        str | None, typer.Option("--leaf", help="The branch to write for Codex (default: active).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write a session (any agent's) as a new session file of another agent, and say
+    what did not carry over. The source is only read."""
+    from jsonl_session import Session
+    from jsonl_session import convert as convert_session
+
+    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    leaf_id = session.resolve_id(leaf) if leaf is not None else None
+    done = convert_session(session, to, output, leaf_id=leaf_id, cache=cache_for(ctx))
+    report(done, as_json)
+
+
+def report(done: Any, as_json: bool) -> None:
+    """Print a finished conversion: its path, and what was left out."""
+    if as_json:
+        print_json(done.to_dict())
+        return
+    from rich.text import Text
+
+    out().print(Text(str(done.path)))
+    for sub in done.sub_sessions:
+        out().print(Text(f"  sub-agent: {sub}"))
+    for what, count in done.not_carried.most_common():
+        out().print(Text(f"  not carried over: {what} ({count})"), style="dim")

@@ -1,0 +1,151 @@
+"""Converting a session from one agent's format to another's: a new file, written
+whole (store.write_new_file: complete or absent, never over an existing file), and a
+report of what did not carry over. The source is only read.
+
+- **to pi**: the entries as the reader made them (a Claude Code tree keeps its
+  uuids, so converting twice gives the same ids), under a header with the source's
+  session id, time and cwd, and first a ``custom`` entry of type
+  ``jsonl-session/source`` recording the source's agent, path and sha256 and what
+  was left out; a Claude Code session's sub-agents are converted beside it, each a
+  session whose ``parentSession`` is the converted main file;
+- **to Claude Code** (to_claude.py) every branch; **to Codex** (to_codex.py) the
+  active branch.
+
+By default the new file goes where the target agent looks for the session's
+working directory (pi's folder, Claude Code's project folder, Codex's dated
+folder); ``out`` names it instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from jsonl_session.errors import JsonlSessionError
+from jsonl_session.format.ids import file_timestamp
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.session.facade import Session
+from jsonl_session.storage import paths, store
+from jsonl_session.storage.cache import CacheOption
+from jsonl_session.storage.foreign import AGENT_NAMES
+from jsonl_session.storage.lines import file_bytes
+
+Target = Literal["pi", "claude", "codex"]
+SOURCE_TYPE = "jsonl-session/source"
+
+
+@dataclass(slots=True)
+class Conversion:
+    """A finished conversion: the file written, its agent, the sub-agent sessions
+    written beside it, and what did not carry over (a description -> a count)."""
+
+    path: Path
+    to: str
+    entries: int
+    not_carried: Counter[str] = field(default_factory=Counter)
+    sub_sessions: list[Path] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "to": self.to,
+            "entries": self.entries,
+            "notCarried": dict(self.not_carried.most_common()),
+            "subSessions": [str(p) for p in self.sub_sessions],
+        }
+
+
+def convert(
+    source: str | Path | Session,
+    to: str,
+    out: str | Path | None = None,
+    *,
+    leaf_id: str | None = None,
+    cache: CacheOption = None,
+) -> Conversion:
+    """Write ``source`` (a file of any agent, or an open session) as a session of
+    ``to`` ("pi", "claude", "codex"); see the module docstring. ``leaf_id`` picks the
+    branch for targets that take one branch (Codex; default: the active one)."""
+    if to not in AGENT_NAMES:
+        raise JsonlSessionError(f"unknown agent {to!r}; convert to one of {', '.join(AGENT_NAMES)}")
+    session = source if isinstance(source, Session) else Session.open(source, cache=cache)
+    if to == "pi":
+        return _to_pi(session, None if out is None else Path(out), cache)
+    if to == "claude":
+        from jsonl_session.dialects.to_claude import claude_file
+
+        lines, missing, default = claude_file(session)
+    else:
+        from jsonl_session.dialects.to_codex import codex_file
+
+        lines, missing, default = codex_file(session, leaf_id)
+    target = Path(out) if out is not None else default
+    _write(target, b"".join(line + b"\n" for line in lines))
+    return Conversion(target, to, len(lines), missing)
+
+
+def _to_pi(session: Session, out: Path | None, cache: CacheOption) -> Conversion:
+    data = session.header_data
+    header: dict[str, Any] = {"type": "session", "version": 3}
+    header.update({k: data[k] for k in ("id", "timestamp", "cwd") if k in data})
+    if isinstance(data.get("parentSession"), str):
+        header["parentSession"] = data["parentSession"]
+    target = out if out is not None else _pi_path(header)
+    return _write_pi(session, header, target, cache)
+
+
+def _write_pi(
+    session: Session, header: dict[str, Any], target: Path, cache: CacheOption
+) -> Conversion:
+    missing = Counter({f"{p.kind}: {p.message}": 1 for p in session.problems})
+    lines = [entry.raw for entry in session.entries]
+    if session.dialect != "pi":
+        missing.update(session.not_carried)
+        record = {
+            "type": "custom",
+            "id": "source",
+            "parentId": None,
+            "timestamp": header.get("timestamp", ""),
+            "customType": SOURCE_TYPE,
+            "data": {
+                "agent": session.dialect,
+                "path": str(session.path),
+                "sha256": hashlib.sha256(session.path.read_bytes()).hexdigest(),
+                "notCarried": dict(missing.most_common()),
+            },
+        }
+        lines.insert(0, dumps(record))
+    _write(target, file_bytes(dumps(header), lines))
+    done = Conversion(target, "pi", len(lines), missing)
+    for agent_file in _sub_agents(session):
+        sub = Session.open(agent_file, cache=cache)
+        sub_header = {"type": "session", "version": 3, "id": sub.header_data.get("id", "")}
+        sub_header["timestamp"] = sub.header_data.get("timestamp", "")
+        sub_header["cwd"] = sub.cwd
+        sub_header["parentSession"] = str(target)
+        sub_target = target.with_name(f"{target.stem}.{agent_file.stem}.jsonl")
+        done.sub_sessions.append(_write_pi(sub, sub_header, sub_target, cache).path)
+    return done
+
+
+def _sub_agents(session: Session) -> list[Path]:
+    """A Claude Code session's sub-agent files (``<sessionId>/subagents/agent-*.jsonl``)."""
+    if session.dialect != "claude":
+        return []
+    folder = session.path.with_suffix("") / "subagents"
+    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+
+
+def _pi_path(header: dict[str, Any]) -> Path:
+    folder = paths.session_dir_for(str(header.get("cwd") or "/"), paths.pi_session_root())
+    return folder / f"{file_timestamp(str(header.get('timestamp') or ''))}_{header.get('id')}.jsonl"
+
+
+def _write(target: Path, data: bytes) -> None:
+    if target.exists():
+        raise JsonlSessionError(f"{target}: exists; refusing to overwrite it (choose another -o)")
+    paths.ensure_dir(target.parent)
+    store.write_new_file(target, data, "always")

@@ -1,0 +1,273 @@
+"""Writing a session as a Claude Code transcript: every branch, as lines that Claude
+Code and our own reader (claude.py) read back to the same messages.
+
+Each entry's uuid is derived from the session id and the entry id (a Claude Code
+entry keeps the uuid it had), so writing twice gives the same file. A user message
+is a ``user`` line; an assistant message one ``assistant`` line per content block,
+all sharing the message id, the last with the usage and stop reason; each tool
+result a ``user`` line holding a ``tool_result`` (its ``details`` as
+``toolUseResult``); a custom message or a branch summary a ``user`` line marked
+``isMeta``; a compaction a ``compact_boundary`` line and the summary line after it;
+the session name a ``custom-title`` line. Entries Claude Code has no line for (model
+and thinking changes, labels, usage, edits, system prompts, custom entries) are left
+out and counted; their children hang from the nearest line kept above them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.session.facade import Session
+from jsonl_session.storage import paths
+
+VERSION = "jsonl-session"
+_STOP = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens"}
+_NAMESPACE = uuid.UUID("6f1e3c52-8d1f-4c0e-9a57-2b7d0c1e4a91")
+
+
+def claude_file(session: Session) -> tuple[list[bytes], Counter[str], Path]:
+    """The lines of the transcript, what was left out, and where Claude Code keeps it."""
+    writer = _Writer(session)
+    for entry in session.entries:
+        writer.entry(entry.id, entry.parent_id, entry.timestamp, entry.type, entry.data())
+    if session.name:
+        title = {"type": "custom-title", "customTitle": session.name, "sessionId": writer.sid}
+        writer.lines.append(dumps(title))
+    target = paths.claude_dir_for(session.cwd or "/") / f"{writer.sid}.jsonl"
+    return writer.lines, writer.left_out, target
+
+
+def session_uuid(session_id: str) -> str:
+    """A Claude Code session id: the pi session's own id when it is a UUID, else one
+    derived from it."""
+    try:
+        return str(uuid.UUID(session_id))
+    except ValueError:
+        return str(uuid.uuid5(_NAMESPACE, session_id))
+
+
+class _Writer:
+    def __init__(self, session: Session) -> None:
+        self.sid = session_uuid(str(session.header_data.get("id") or ""))
+        self.cwd = session.cwd
+        self.lines: list[bytes] = []
+        self.left_out: Counter[str] = Counter()
+        self.stands_for: dict[str, str | None] = {}  # our entry id -> the last line written for it
+
+    def uuid_of(self, entry_id: str) -> str:
+        try:
+            return str(uuid.UUID(entry_id))
+        except ValueError:
+            return str(uuid.uuid5(uuid.UUID(self.sid), entry_id))
+
+    def parent(self, parent_id: str | None) -> str | None:
+        return self.stands_for.get(parent_id) if parent_id is not None else None
+
+    def entry(
+        self, entry_id: str, parent_id: str | None, stamp: str, kind: str, data: dict[str, Any]
+    ) -> None:
+        parent = self.parent(parent_id)
+        message = data.get("message") if isinstance(data.get("message"), dict) else None
+        role = message.get("role") if message is not None else None
+        written: str | None
+        if kind == "message" and role == "user" and message is not None:
+            content = message.get("content")
+            written = self.line(
+                "user", entry_id, parent, stamp, {"role": "user", "content": _user_content(content)}
+            )
+        elif kind == "message" and role == "assistant" and message is not None:
+            written = self.assistant(entry_id, parent, stamp, message)
+        elif kind == "message" and role == "toolResult" and message is not None:
+            block = {
+                "type": "tool_result",
+                "tool_use_id": str(message.get("toolCallId") or ""),
+                "content": _user_content(message.get("content")),
+                "is_error": message.get("isError") is True,
+            }
+            extra = {"toolUseResult": message["details"]} if "details" in message else {}
+            written = self.line(
+                "user", entry_id, parent, stamp, {"role": "user", "content": [block]}, **extra
+            )
+        elif kind == "message" and role == "bashExecution" and message is not None:
+            command, output = message.get("command", ""), message.get("output", "")
+            text = f"<bash-input>{command}</bash-input>\n<bash-stdout>{output}</bash-stdout>"
+            written = self.line("user", entry_id, parent, stamp, {"role": "user", "content": text})
+        elif kind in ("custom_message", "branch_summary"):
+            shown = data.get("summary") if kind == "branch_summary" else data.get("content")
+            if not shown:
+                written = self.skip(entry_id, parent, f"empty {kind} entries")
+            else:
+                written = self.line(
+                    "user",
+                    entry_id,
+                    parent,
+                    stamp,
+                    {"role": "user", "content": _user_content(shown)},
+                    isMeta=True,
+                )
+        elif kind == "compaction":
+            written = self.compaction(entry_id, parent, stamp, data)
+        else:
+            what = f"{role} messages" if kind == "message" else f"{kind} entries"
+            written = self.skip(entry_id, parent, what)
+        self.stands_for[entry_id] = written
+
+    def skip(self, entry_id: str, parent: str | None, what: str) -> str | None:
+        self.left_out[what] += 1
+        return parent
+
+    def line(
+        self,
+        kind: str,
+        entry_id: str,
+        parent: str | None,
+        stamp: str,
+        message: dict[str, Any],
+        **extra: Any,
+    ) -> str:
+        line_uuid = self.uuid_of(entry_id)
+        self.write(kind, line_uuid, parent, stamp, {"message": message, **extra})
+        return line_uuid
+
+    def write(
+        self, kind: str, line_uuid: str, parent: str | None, stamp: str, body: dict[str, Any]
+    ) -> None:
+        envelope = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.sid,
+            "version": VERSION,
+            "type": kind,
+            **body,
+            "uuid": line_uuid,
+            "timestamp": stamp,
+        }
+        self.lines.append(dumps(envelope))
+
+    def assistant(
+        self, entry_id: str, parent: str | None, stamp: str, message: dict[str, Any]
+    ) -> str | None:
+        blocks = [
+            b for b in (_assistant_block(b) for b in message.get("content") or ()) if b is not None
+        ]
+        if not blocks:
+            return self.skip(entry_id, parent, "assistant messages without content")
+        message_id = str(
+            message.get("responseId") or f"msg_{self.uuid_of(entry_id).replace('-', '')[:24]}"
+        )
+        at = parent
+        for index, block in enumerate(blocks):
+            last = index == len(blocks) - 1
+            body: dict[str, Any] = {
+                "id": message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": str(message.get("model") or ""),
+                "content": [block],
+                "stop_reason": _STOP.get(str(message.get("stopReason")), "end_turn")
+                if last
+                else None,
+                "stop_sequence": None,
+            }
+            if last and isinstance(message.get("usage"), dict):
+                body["usage"] = _usage(message["usage"])
+            line_uuid = self.uuid_of(entry_id if index == 0 else f"{entry_id}/{index}")
+            self.write("assistant", line_uuid, at, stamp, {"message": body})
+            at = line_uuid
+        return at
+
+    def compaction(
+        self, entry_id: str, parent: str | None, stamp: str, data: dict[str, Any]
+    ) -> str:
+        boundary = self.uuid_of(entry_id)
+        tokens = data.get("tokensBefore")
+        self.write(
+            "system",
+            boundary,
+            None,
+            stamp,
+            {
+                "subtype": "compact_boundary",
+                "content": "Conversation compacted",
+                "isMeta": False,
+                "level": "info",
+                "logicalParentUuid": parent,
+                "compactMetadata": {
+                    "trigger": "manual",
+                    "preTokens": tokens if isinstance(tokens, int) else 0,
+                },
+            },
+        )
+        if data.get("firstKeptEntryId") not in (entry_id, None):
+            self.left_out["kept entries of compactions (Claude Code keeps only the summary)"] += 1
+        summary_uuid = self.uuid_of(f"{entry_id}/summary")
+        message = {"role": "user", "content": str(data.get("summary") or "")}
+        self.write(
+            "user",
+            summary_uuid,
+            boundary,
+            stamp,
+            {"message": message, "isCompactSummary": True, "isVisibleInTranscriptOnly": True},
+        )
+        return summary_uuid
+
+
+def _user_content(content: Any) -> Any:
+    if isinstance(content, str):
+        return content
+    out: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            out.append({"type": "text", "text": str(block.get("text") or "")})
+        elif block.get("type") == "image":
+            source = {
+                "type": "base64",
+                "media_type": str(block.get("mimeType") or "image/png"),
+                "data": str(block.get("data") or ""),
+            }
+            out.append({"type": "image", "source": source})
+    return out
+
+
+def _assistant_block(block: Any) -> dict[str, Any] | None:
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text") or "")}
+    if kind == "thinking" and block.get("redacted"):
+        return {"type": "redacted_thinking", "data": str(block.get("thinkingSignature") or "")}
+    if kind == "thinking":
+        out = {"type": "thinking", "thinking": str(block.get("thinking") or "")}
+        out["signature"] = str(block.get("thinkingSignature") or "")
+        return out
+    if kind == "toolCall":
+        arguments = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
+        return {
+            "type": "tool_use",
+            "id": str(block.get("id") or ""),
+            "name": str(block.get("name") or ""),
+            "input": arguments,
+        }
+    return None
+
+
+def _usage(usage: dict[str, Any]) -> dict[str, Any]:
+    def number(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) else 0
+
+    return {
+        "input_tokens": number("input"),
+        "cache_creation_input_tokens": number("cacheWrite"),
+        "cache_read_input_tokens": number("cacheRead"),
+        "output_tokens": number("output"),
+    }
