@@ -20,8 +20,9 @@ uuids as ids, so reading (or converting) twice gives the same ids. What becomes 
   nearest entry kept above them; bookkeeping lines (snapshots, queue operations,
   last prompts, links, permission modes) are not entries.
 
-Sub-agent lines (``isSidechain``) form their own roots, placed before the main
-conversation so that the file's leaf stays the main conversation's last entry.
+Sub-agent lines (``isSidechain``, as older versions wrote them into the main file)
+form trees of their own after the main conversation, and a leaf marker (SPEC 9.2)
+keeps the main conversation's last entry the session's leaf.
 Lines not understood are reported as problems, never a crash.
 """
 
@@ -33,6 +34,7 @@ from typing import Any
 
 from jsonl_session.dialects.building import ForeignTranscript, SourceLine, source_lines
 from jsonl_session.format.ids import timestamp_to_ms
+from jsonl_session.format.model import LEAF_MARKER_TYPE
 from jsonl_session.storage.loader import LoadedFile
 
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
@@ -105,6 +107,7 @@ class _Reader:
         self.tool_names: dict[str, str] = {}
         self.pending: _Pending | None = None
         self.boundary: _Boundary | None = None  # a compact boundary waiting for its summary
+        self.in_side = False  # building the sub-agent lines of the main file
 
     # --- pass 1: sort the lines -----------------------------------------------------------
 
@@ -153,12 +156,30 @@ class _Reader:
     def build(self) -> None:
         ranked = ("custom-title", "agent-name", "ai-title")
         name = next((self.titles[k] for k in ranked if k in self.titles), None)
-        for line, value in [*self.side, *self.chain]:
+        for line, value in self.chain:
             self.line(line, value)
         self.flush()
         self.close_boundary()
+        main_leaf = self.out.entries[-1].id if self.out.entries else None
+        self.in_side = True
+        for line, value in self.side:
+            self.line(line, value)
+        self.flush()
+        self.in_side = False
+        if self.side and main_leaf is not None:
+            self.keep_leaf(main_leaf)
         if name is not None:
             self.name(name)
+
+    def keep_leaf(self, leaf: str) -> None:
+        """Sub-agent lines come after the main conversation; a leaf marker (ours, see
+        SPEC 9.2) keeps the main conversation's last entry the session's leaf."""
+        stamp = self.out.entries[-1].timestamp
+        marker = {"type": "custom", "id": "leaf", "parentId": leaf, "timestamp": stamp}
+        marker["customType"] = LEAF_MARKER_TYPE
+        while marker["id"] in self.out.ids:
+            marker["id"] = f"{marker['id']}-"
+        self.out.add(SourceLine(self.out.last_line, 0, b"", None, True), marker)
 
     def name(self, name: str) -> None:
         """A session_info entry first in the file, carrying the title; it is a root of
@@ -395,6 +416,8 @@ class _Reader:
     ) -> str:
         kind = fields.pop("type")
         entry = {"type": kind, "id": entry_id, "parentId": parent, "timestamp": stamp, **fields}
+        if self.in_side:
+            entry["isSidechain"] = True  # pi keeps unknown fields; converting back uses it
         self.out.add(line, entry)
         return entry_id
 

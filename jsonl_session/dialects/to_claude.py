@@ -57,6 +57,7 @@ class _Writer:
         self.lines: list[bytes] = []
         self.left_out: Counter[str] = Counter()
         self.stands_for: dict[str, str | None] = {}  # our entry id -> the last line written for it
+        self.sidechain = False
 
     def uuid_of(self, entry_id: str) -> str:
         try:
@@ -71,6 +72,7 @@ class _Writer:
         self, entry_id: str, parent_id: str | None, stamp: str, kind: str, data: dict[str, Any]
     ) -> None:
         parent = self.parent(parent_id)
+        self.sidechain = data.get("isSidechain") is True  # read from a Claude Code file
         message = data.get("message") if isinstance(data.get("message"), dict) else None
         role = message.get("role") if message is not None else None
         written: str | None
@@ -138,7 +140,7 @@ class _Writer:
     ) -> None:
         envelope = {
             "parentUuid": parent,
-            "isSidechain": False,
+            "isSidechain": self.sidechain,
             "userType": "external",
             "cwd": self.cwd,
             "sessionId": self.sid,

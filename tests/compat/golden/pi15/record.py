@@ -58,8 +58,12 @@ def main() -> None:
     if sys.argv[1] == "--plans":
         keep_plans(Path(sys.argv[2]))
         return
+    folder = "expected"
+    if sys.argv[1] == "--into":  # e.g. expected-converted (write_converted.py)
+        folder = sys.argv[2]
+        del sys.argv[1:3]
     source = Path(sys.argv[1])
-    out = HERE / "expected"
+    out = HERE / folder
     out.mkdir(exist_ok=True)
     for recorded in sorted(source.glob("*.json")):
         data = json.loads(recorded.read_text(encoding="utf-8"))
