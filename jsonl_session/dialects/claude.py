@@ -32,33 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jsonl_session.dialects import claude_shapes as shapes
 from jsonl_session.dialects.building import ForeignTranscript, SourceLine, source_lines
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.format.model import LEAF_MARKER_TYPE
 from jsonl_session.storage.loader import LoadedFile
 
-CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
-BOOKKEEPING_TYPES = frozenset(
-    {
-        "summary",
-        "custom-title",
-        "ai-title",
-        "agent-name",
-        "file-history-snapshot",
-        "queue-operation",
-        "last-prompt",
-        "pr-link",
-        "permission-mode",
-    }
-)
-_STOP_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "toolUse",
-    "max_tokens": "length",
-    "refusal": "error",
-    "pause_turn": "stop",
-}
 API = "anthropic-messages"
 
 
@@ -122,9 +101,9 @@ class _Reader:
         kind = value.get("type")
         if not self.first and isinstance(value.get("sessionId"), str):
             self.first = value
-        if kind in CHAIN_TYPES and isinstance(value.get("uuid"), str):
+        if kind in shapes.CHAIN_TYPES and isinstance(value.get("uuid"), str):
             (self.side if value.get("isSidechain") is True else self.chain).append((line, value))
-        elif kind in BOOKKEEPING_TYPES:
+        elif kind in shapes.BOOKKEEPING_TYPES:
             self.title(kind, value)
             if kind not in ("custom-title", "ai-title", "agent-name"):
                 self.out.leave_out(f"{kind} lines")
@@ -147,8 +126,8 @@ class _Reader:
     def header(self) -> dict[str, Any]:
         first = self.first
         out: dict[str, Any] = {"id": str(first.get("sessionId") or "")}
-        out["timestamp"] = _text(first.get("timestamp"))
-        out["cwd"] = _text(first.get("cwd"))
+        out["timestamp"] = shapes.as_text(first.get("timestamp"))
+        out["cwd"] = shapes.as_text(first.get("cwd"))
         return out
 
     # --- pass 2: build the entries ---------------------------------------------------------
@@ -212,7 +191,7 @@ class _Reader:
     def line(self, line: SourceLine, value: dict[str, Any]) -> None:
         uuid, kind = value["uuid"], value.get("type")
         parent = self.parent_of(value)
-        message = _object(value.get("message"))
+        message = shapes.as_object(value.get("message"))
         if kind == "assistant" and self.join(value, parent, message):
             return
         self.flush()
@@ -243,8 +222,8 @@ class _Reader:
     def start_reply(
         self, line: SourceLine, value: dict[str, Any], parent: str | None, message: dict[str, Any]
     ) -> None:
-        stamp = _text(value.get("timestamp"))
-        message_id = _text(message.get("id")) or value["uuid"]
+        stamp = shapes.as_text(value.get("timestamp"))
+        message_id = shapes.as_text(message.get("id")) or value["uuid"]
         self.pending = _Pending(line, value["uuid"], parent, message_id, stamp, message)
         self.pending.blocks.extend(self.blocks(message.get("content")))
 
@@ -263,12 +242,12 @@ class _Reader:
             reply["model"] = last["model"]
         usage = last.get("usage")
         if isinstance(usage, dict):
-            reply["usage"] = _usage(usage)
+            reply["usage"] = shapes.usage_of(usage)
         stop = last.get("stop_reason")
         calls = any(b.get("type") == "toolCall" for b in pending.blocks)
         inferred = "toolUse" if calls else "stop"
         reply["stopReason"] = (
-            _STOP_REASONS.get(stop, inferred) if isinstance(stop, str) else inferred
+            shapes.STOP_REASONS.get(stop, inferred) if isinstance(stop, str) else inferred
         )
         if pending.message_id != pending.entry_id:
             reply["responseId"] = pending.message_id
@@ -324,7 +303,7 @@ class _Reader:
         self, line: SourceLine, value: dict[str, Any], parent: str | None, message: dict[str, Any]
     ) -> None:
         uuid = value["uuid"]
-        stamp = _text(value.get("timestamp"))
+        stamp = shapes.as_text(value.get("timestamp"))
         ms = timestamp_to_ms(stamp) or 0
         content = message.get("content")
         if value.get("isCompactSummary") is True and self.boundary is not None:
@@ -340,7 +319,7 @@ class _Reader:
                 "role": "toolResult",
                 "toolCallId": call_id,
                 "toolName": self.tool_names.get(call_id, ""),
-                "content": _user_blocks(block.get("content")),
+                "content": shapes.user_blocks(block.get("content")),
             }
             if "toolUseResult" in value:
                 result["details"] = value["toolUseResult"]
@@ -351,7 +330,7 @@ class _Reader:
             produced.append(at)
         rest: Any = content if isinstance(content, str) else [b for b in blocks if b not in results]
         if rest:
-            shown: Any = rest if isinstance(rest, str) else _user_blocks(rest)
+            shown: Any = rest if isinstance(rest, str) else shapes.user_blocks(rest)
             if value.get("isMeta") is True:
                 entry = {"type": "custom_message", "customType": "claude/meta", "content": shown}
                 entry["display"] = False
@@ -368,7 +347,7 @@ class _Reader:
     # system lines and compactions
 
     def system(self, line: SourceLine, value: dict[str, Any], parent: str | None) -> None:
-        stamp = _text(value.get("timestamp"))
+        stamp = shapes.as_text(value.get("timestamp"))
         if value.get("subtype") == "compact_boundary":
             metadata = value.get("compactMetadata")
             tokens = metadata.get("preTokens") if isinstance(metadata, dict) else None
@@ -383,7 +362,7 @@ class _Reader:
         if isinstance(content, str):
             text = content
         else:
-            parts = _user_blocks(content)
+            parts = shapes.user_blocks(content)
             text = "\n\n".join(str(b.get("text") or "") for b in parts if b.get("type") == "text")
         boundary = self.close_boundary(text)
         if boundary is not None:
@@ -420,69 +399,3 @@ class _Reader:
             entry["isSidechain"] = True  # pi keeps unknown fields; converting back uses it
         self.out.add(line, entry)
         return entry_id
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _user_blocks(content: Any) -> list[dict[str, Any]]:
-    """User or tool-result content as pi blocks (text, image)."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    out: list[dict[str, Any]] = []
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, str):
-            out.append({"type": "text", "text": block})
-        elif isinstance(block, dict) and block.get("type") == "text":
-            out.append({"type": "text", "text": str(block.get("text") or "")})
-        elif isinstance(block, dict) and block.get("type") == "image":
-            source = _object(block.get("source"))
-            if source.get("type") == "base64":
-                out.append(
-                    {
-                        "type": "image",
-                        "data": str(source.get("data") or ""),
-                        "mimeType": str(source.get("media_type") or "image/png"),
-                    }
-                )
-            else:
-                out.append(
-                    {"type": "text", "text": f"[image: {source.get('url') or 'not stored'}]"}
-                )
-    return out
-
-
-def _usage(usage: dict[str, Any]) -> dict[str, Any]:
-    def number(key: str) -> int:
-        value = usage.get(key)
-        return int(value) if isinstance(value, int | float) else 0
-
-    fresh, output = number("input_tokens"), number("output_tokens")
-    read, written = number("cache_read_input_tokens"), number("cache_creation_input_tokens")
-    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    return {
-        "input": fresh,
-        "output": output,
-        "cacheRead": read,
-        "cacheWrite": written,
-        "totalTokens": fresh + output + read + written,
-        "cost": cost,
-    }
-
-
-def is_claude(objects: list[dict[str, Any]]) -> bool:
-    """Whether the first objects of a file look like a Claude Code transcript."""
-    for value in objects:
-        kind = value.get("type")
-        if kind in CHAIN_TYPES and isinstance(value.get("sessionId"), str) and "uuid" in value:
-            return True
-        if kind in BOOKKEEPING_TYPES and kind != "summary":
-            return True
-        if kind == "summary" and "leafUuid" in value:
-            return True
-    return False

@@ -28,17 +28,14 @@ derived from line numbers, so reading the file again gives the same ids.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from jsonl_session.dialects import codex_shapes as shapes
 from jsonl_session.dialects.building import ForeignTranscript, SourceLine, source_lines
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.storage.loader import LoadedFile
 
-ROLLOUT_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-)
 _NEWER_TYPES = frozenset(
     {
         "inter_agent_communication",
@@ -50,29 +47,7 @@ _NEWER_TYPES = frozenset(
         "realtime_item",
     }
 )
-_ITEM_TYPES = frozenset(
-    {
-        "message",
-        "reasoning",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "local_shell_call",
-        "web_search_call",
-    }
-)
 # (start, end) markers of the messages Codex injects with the user role (case-insensitive)
-_CONTEXT_MARKERS = (
-    ("# agents.md instructions for ", "</instructions>"),
-    ("<environment_context>", "</environment_context>"),
-    ("<user_instructions>", "</user_instructions>"),
-    ("<skill>", "</skill>"),
-    ("<user_shell_command>", "</user_shell_command>"),
-    ("<turn_aborted>", "</turn_aborted>"),
-    ("<subagent_notification>", "</subagent_notification>"),
-)
-_REQUEST_PREFIX = "## My request for Codex:"
 _SKIPPED_EVENTS = frozenset(
     {
         "user_message",
@@ -132,7 +107,7 @@ class _Reader:
         kind, payload = value.get("type"), value.get("payload")
         stamp = value.get("timestamp")
         if "payload" not in value:  # before September 2025: bare items after a bare meta
-            kind, payload = _legacy(value, first=not self.header)
+            kind, payload = shapes.legacy_line(value, first=not self.header)
         if not isinstance(payload, dict):
             if kind not in ("state",):
                 self.out.problem(line, f"a line of type {kind!r} without a payload object")
@@ -162,7 +137,7 @@ class _Reader:
         if isinstance(meta.get("timestamp"), str):
             self.header["timestamp"] = meta["timestamp"]
         self.header["cwd"] = meta.get("cwd") if isinstance(meta.get("cwd"), str) else ""
-        parent = meta.get("forked_from_id") or meta.get("parent_thread_id") or _spawner(meta)
+        parent = meta.get("forked_from_id") or meta.get("parent_thread_id") or shapes.spawner(meta)
         if isinstance(parent, str) and parent:
             self.header["parentSession"] = parent
         if isinstance(meta.get("model_provider"), str):
@@ -170,7 +145,11 @@ class _Reader:
         instructions = meta.get("base_instructions") or meta.get("instructions")
         if isinstance(instructions, dict):
             instructions = instructions.get("text")
-        tools = [_tool(spec) for spec in meta.get("dynamic_tools") or () if isinstance(spec, dict)]
+        tools = [
+            shapes.tool_of(spec)
+            for spec in meta.get("dynamic_tools") or ()
+            if isinstance(spec, dict)
+        ]
         if (isinstance(instructions, str) and instructions) or tools:
             system: dict[str, Any] = {"role": "system", "content": instructions or ""}
             if tools:
@@ -200,7 +179,11 @@ class _Reader:
             texts = [s.get("text") for s in item.get("summary") or () if isinstance(s, dict)]
             texts += [c.get("text") for c in item.get("content") or () if isinstance(c, dict)]
             thinking = "\n\n".join(t for t in texts if isinstance(t, str))
-            block = {"type": "thinking", "thinking": thinking, "thinkingSignature": _json(item)}
+            block = {
+                "type": "thinking",
+                "thinking": thinking,
+                "thinkingSignature": shapes.compact_json(item),
+            }
             self.gather(line, block)
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             self.gather(line, self.call(item))
@@ -211,7 +194,7 @@ class _Reader:
                 "role": "toolResult",
                 "toolCallId": call_id,
                 "toolName": self.tool_names.get(call_id, ""),
-                "content": _output(item.get("output")),
+                "content": shapes.output_blocks(item.get("output")),
                 "isError": False,
                 "timestamp": self.ms(),
             }
@@ -223,15 +206,15 @@ class _Reader:
 
     def message(self, line: SourceLine, item: dict[str, Any]) -> None:
         role = item.get("role")
-        blocks = _content(item.get("content"))
+        blocks = shapes.content_blocks(item.get("content"))
         if role == "assistant":
             for block in blocks:
                 self.gather(line, block)
             return
         self.flush()
         texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
-        if role == "user" and not any(_is_injected(t) for t in texts):
-            blocks = [_without_prefix(b) for b in blocks]
+        if role == "user" and not any(shapes.is_injected(t) for t in texts):
+            blocks = [shapes.without_prefix(b) for b in blocks]
             entry_id = self.add(
                 line,
                 {
@@ -256,7 +239,10 @@ class _Reader:
         kind = item["type"]
         call_id = str(item.get("call_id") or item.get("id") or "")
         if kind == "function_call":
-            name, arguments = str(item.get("name") or ""), _arguments(item.get("arguments"))
+            name, arguments = (
+                str(item.get("name") or ""),
+                shapes.arguments_of(item.get("arguments")),
+            )
         elif kind == "custom_tool_call":
             name, arguments = str(item.get("name") or ""), {"input": item.get("input")}
         else:
@@ -314,7 +300,7 @@ class _Reader:
         last = info.get("last_token_usage") if isinstance(info, dict) else None
         if not isinstance(last, dict):
             return
-        usage = _usage(last)
+        usage = shapes.usage_of(last)
         if self.reply is not None:
             self.reply["usage"] = usage
         elif self.last_reply is not None:
@@ -343,7 +329,9 @@ class _Reader:
             if not isinstance(item, dict):
                 continue
             texts = [
-                b.get("text") for b in _content(item.get("content")) if b.get("type") == "text"
+                b.get("text")
+                for b in shapes.content_blocks(item.get("content"))
+                if b.get("type") == "text"
             ]
             if item.get("type") == "message" and summary and summary in texts:
                 continue  # the summary is the compaction's own
@@ -380,128 +368,3 @@ class _Reader:
 
     def ms(self) -> int:
         return timestamp_to_ms(self.stamp) or 0
-
-
-def _legacy(value: dict[str, Any], *, first: bool) -> tuple[str, Any]:
-    """A line of a rollout written before September 2025 as (type, payload)."""
-    if first and "type" not in value and "id" in value:
-        return "session_meta", value
-    if value.get("record_type") == "state":
-        return "state", None
-    return "response_item", value
-
-
-def _spawner(meta: dict[str, Any]) -> Any:
-    source = meta.get("source")
-    subagent = source.get("subagent") if isinstance(source, dict) else None
-    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
-    return spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
-
-
-def _tool(spec: dict[str, Any]) -> dict[str, Any]:
-    schema = spec.get("inputSchema") or spec.get("input_schema") or {"type": "object"}
-    return {
-        "name": spec.get("name"),
-        "description": spec.get("description") or "",
-        "parameters": schema,
-    }
-
-
-def _content(content: Any) -> list[dict[str, Any]]:
-    """Codex content items as pi blocks (text, image)."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    blocks: list[dict[str, Any]] = []
-    for part in content if isinstance(content, list) else ():
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
-            blocks.append({"type": "text", "text": part["text"]})
-        elif kind == "input_image":
-            blocks.append(_image(part.get("image_url")))
-    return blocks
-
-
-def _image(url: Any) -> dict[str, Any]:
-    if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return {"type": "image", "data": data, "mimeType": head or "image/png"}
-    return {"type": "text", "text": f"[image: {url}]"}
-
-
-def _output(output: Any) -> list[dict[str, Any]]:
-    if isinstance(output, str):
-        return [{"type": "text", "text": output}]
-    if isinstance(output, dict) and "content" in output:  # the API's own form, if ever written
-        return _output(output["content"])
-    return _content(output)
-
-
-def _arguments(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return {"arguments": arguments}
-    return arguments if isinstance(arguments, dict) else {}
-
-
-def _usage(last: dict[str, Any]) -> dict[str, Any]:
-    def number(key: str) -> int:
-        value = last.get(key)
-        return int(value) if isinstance(value, int | float) else 0
-
-    cached = number("cached_input_tokens")
-    fresh = max(number("input_tokens") - cached, 0)
-    output, written = number("output_tokens"), number("cache_write_input_tokens")
-    total = number("total_tokens") or fresh + cached + output
-    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    return {
-        "input": fresh,
-        "output": output,
-        "cacheRead": cached,
-        "cacheWrite": written,
-        "totalTokens": total,
-        "cost": cost,
-    }
-
-
-def _is_injected(text: str) -> bool:
-    lowered = text.strip().lower()
-    return any(lowered.startswith(a) and lowered.endswith(b) for a, b in _CONTEXT_MARKERS)
-
-
-def _without_prefix(block: dict[str, Any]) -> dict[str, Any]:
-    text = block.get("text")
-    if block.get("type") == "text" and isinstance(text, str) and _REQUEST_PREFIX in text:
-        return {"type": "text", "text": text.split(_REQUEST_PREFIX, 1)[1].lstrip()}
-    return block
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def is_codex(objects: list[dict[str, Any]]) -> bool:
-    """Whether the first objects of a file look like a Codex rollout: an enveloped
-    line first, or (2025) a bare session meta followed by bare items."""
-    if not objects:
-        return False
-    first = objects[0]
-    if first.get("type") in ROLLOUT_TYPES and isinstance(first.get("payload"), dict):
-        return True
-    legacy_meta = isinstance(first.get("id"), str) and isinstance(first.get("timestamp"), str)
-    legacy_meta = legacy_meta and set(first) <= _LEGACY_META_KEYS
-    return legacy_meta and any(_bare_item(o) for o in objects[1:])
-
-
-_LEGACY_META_KEYS = frozenset({"id", "timestamp", "instructions", "git"})
-
-
-def _bare_item(value: dict[str, Any]) -> bool:
-    if value.get("record_type") == "state":
-        return True
-    kind = value.get("type")
-    shaped = "role" in value or "call_id" in value
-    return kind in _ITEM_TYPES and shaped and "parentId" not in value

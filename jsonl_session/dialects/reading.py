@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Literal
 
 from jsonl_session.dialects.building import first_objects
-from jsonl_session.dialects.claude import is_claude, read_claude
-from jsonl_session.dialects.codex import is_codex, read_codex
+from jsonl_session.dialects.claude import read_claude
+from jsonl_session.dialects.claude_shapes import is_claude
+from jsonl_session.dialects.codex import read_codex
+from jsonl_session.dialects.codex_shapes import is_codex
 from jsonl_session.storage.loader import LoadedFile
 
 Dialect = Literal["pi", "claude", "codex"]

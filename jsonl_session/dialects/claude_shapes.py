@@ -1,0 +1,97 @@
+"""What Claude Code's lines mean in pi's shapes: the line types, stop reasons, user and
+tool-result content as pi blocks, usage; recognising a transcript from its first
+lines. Pure functions; walking the lines is claude.py's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "toolUse",
+    "max_tokens": "length",
+    "refusal": "error",
+    "pause_turn": "stop",
+}
+CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+BOOKKEEPING_TYPES = frozenset(
+    {
+        "summary",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "pr-link",
+        "permission-mode",
+    }
+)
+
+
+def as_text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def user_blocks(content: Any) -> list[dict[str, Any]]:
+    """User or tool-result content as pi blocks (text, image)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, str):
+            out.append({"type": "text", "text": block})
+        elif isinstance(block, dict) and block.get("type") == "text":
+            out.append({"type": "text", "text": str(block.get("text") or "")})
+        elif isinstance(block, dict) and block.get("type") == "image":
+            source = as_object(block.get("source"))
+            if source.get("type") == "base64":
+                out.append(
+                    {
+                        "type": "image",
+                        "data": str(source.get("data") or ""),
+                        "mimeType": str(source.get("media_type") or "image/png"),
+                    }
+                )
+            else:
+                out.append(
+                    {"type": "text", "text": f"[image: {source.get('url') or 'not stored'}]"}
+                )
+    return out
+
+
+def usage_of(usage: dict[str, Any]) -> dict[str, Any]:
+    def number(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) else 0
+
+    fresh, output = number("input_tokens"), number("output_tokens")
+    read, written = number("cache_read_input_tokens"), number("cache_creation_input_tokens")
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {
+        "input": fresh,
+        "output": output,
+        "cacheRead": read,
+        "cacheWrite": written,
+        "totalTokens": fresh + output + read + written,
+        "cost": cost,
+    }
+
+
+def is_claude(objects: list[dict[str, Any]]) -> bool:
+    """Whether the first objects of a file look like a Claude Code transcript."""
+    for value in objects:
+        kind = value.get("type")
+        if kind in CHAIN_TYPES and isinstance(value.get("sessionId"), str) and "uuid" in value:
+            return True
+        if kind in BOOKKEEPING_TYPES and kind != "summary":
+            return True
+        if kind == "summary" and "leafUuid" in value:
+            return True
+    return False
