@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
     from jsonl_session.session import Session
     from jsonl_session.storage.cache import CacheOption
+    from jsonl_session.storage.foreign import AGENT_NAMES
     from jsonl_session.storage.loader import LoadedFile, load_entries
     from jsonl_session.storage.paths import (
         claude_dir_for,
@@ -120,6 +121,7 @@ if TYPE_CHECKING:
 
 # name -> (module, attribute there); loaded on first use by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {
+    "AGENT_NAMES": ("storage.foreign", "AGENT_NAMES"),
     "Conversion": ("dialects.convert", "Conversion"),
     "convert": ("dialects.convert", "convert"),
     "detect": ("dialects.reading", "detect"),
@@ -234,6 +236,7 @@ if not TYPE_CHECKING:  # for type checkers every public name is imported above
 
 
 __all__ = [
+    "AGENT_NAMES",
     "CURRENT_VERSION",
     "DEFAULT_COMPACTION_SETTINGS",
     "EMPTY_LEAF",

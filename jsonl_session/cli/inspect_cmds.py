@@ -65,6 +65,7 @@ def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
     if as_json:
         print_json(
             {
+                "agent": session.dialect,
                 "header": session.header_data,
                 "entries": [e.data() for e in session.entries],
                 "leafId": session.leaf_id,
@@ -73,6 +74,7 @@ def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
                 "systemPrompt": session.system_prompt(),
                 "tools": session.tools(),
                 "problems": [p.to_dict() for p in session.problems],
+                "notCarried": session.not_carried,
             }
         )
         return
@@ -82,6 +84,10 @@ def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
     version = f"{session.version_read}"
     if session.migrations:
         version += " (migrated to 3 in memory; the file is unchanged)"
+    if session.dialect != "pi":
+        from jsonl_session import AGENT_NAMES
+
+        version = f"{AGENT_NAMES[session.dialect]} transcript, read as a pi session (never written)"
     rows = [
         ("file", str(session.path)),
         ("session", str(header.get("id"))),

@@ -63,8 +63,9 @@ class TestShow:
         code, out, _ = invoke("show", path, "--json")
         assert code == 0
         shown = json.loads(out)
-        keys = ["header", "entries", "leafId", "name", "labels", "systemPrompt", "tools"]
-        assert list(shown) == [*keys, "problems"]
+        keys = ["agent", "header", "entries", "leafId", "name", "labels", "systemPrompt", "tools"]
+        assert list(shown) == [*keys, "problems", "notCarried"]
+        assert (shown["agent"], shown["notCarried"]) == ("pi", {})
         assert (shown["systemPrompt"], shown["tools"]) == ("", [])  # no system messages
         assert shown["header"]["version"] == 3
         assert shown["leafId"] == Session.open(path).leaf_id
