@@ -50,6 +50,20 @@ def source_lines(data: bytes) -> list[SourceLine]:
     return out
 
 
+def pi_usage(fresh: int, output: int, read: int, written: int, total: int) -> dict[str, Any]:
+    """A usage in pi's shape; the cost is not known (another agent's file records
+    tokens, not prices)."""
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {
+        "input": fresh,
+        "output": output,
+        "cacheRead": read,
+        "cacheWrite": written,
+        "totalTokens": total,
+        "cost": cost,
+    }
+
+
 def first_objects(data: bytes, count: int = 8) -> list[dict[str, Any]]:
     """The first ``count`` lines that are JSON objects (for recognising a dialect)."""
     found: list[dict[str, Any]] = []
@@ -103,6 +117,14 @@ class ForeignTranscript:
         self, line: SourceLine | None, message: str, kind: ProblemKind = "not-an-entry"
     ) -> None:
         self.problems.append(Problem(kind, message, line.number if line is not None else None))
+
+    def not_an_object(self, line: SourceLine) -> None:
+        """Report a line that is no JSON object (a torn one when it is the unfinished
+        last line)."""
+        if line.terminated:
+            self.problem(line, "not a JSON object; skipped", "invalid-json")
+        else:
+            self.problem(line, "the last line is incomplete; skipped", "torn-tail")
 
     def loaded(self, header: dict[str, Any], data: bytes) -> LoadedFile:
         """The LoadedFile for these entries under ``header`` (made a version-3 pi

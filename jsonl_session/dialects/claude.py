@@ -93,10 +93,7 @@ class _Reader:
     def sort(self, line: SourceLine) -> None:
         value = line.value
         if not isinstance(value, dict):
-            if line.terminated:
-                self.out.problem(line, "not a JSON object; skipped", "invalid-json")
-            else:
-                self.out.problem(line, "the last line is incomplete; skipped", "torn-tail")
+            self.out.not_an_object(line)
             return
         kind = value.get("type")
         if not self.first and isinstance(value.get("sessionId"), str):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jsonl_session.dialects.building import pi_usage
+
 STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -73,15 +75,7 @@ def usage_of(usage: dict[str, Any]) -> dict[str, Any]:
 
     fresh, output = number("input_tokens"), number("output_tokens")
     read, written = number("cache_read_input_tokens"), number("cache_creation_input_tokens")
-    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    return {
-        "input": fresh,
-        "output": output,
-        "cacheRead": read,
-        "cacheWrite": written,
-        "totalTokens": fresh + output + read + written,
-        "cost": cost,
-    }
+    return pi_usage(fresh, output, read, written, fresh + output + read + written)
 
 
 def is_claude(objects: list[dict[str, Any]]) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jsonl_session.dialects.building import pi_usage
+
 CONTEXT_MARKERS = (
     ("# agents.md instructions for ", "</instructions>"),
     ("<environment_context>", "</environment_context>"),
@@ -110,15 +112,7 @@ def usage_of(last: dict[str, Any]) -> dict[str, Any]:
     fresh = max(number("input_tokens") - cached, 0)
     output, written = number("output_tokens"), number("cache_write_input_tokens")
     total = number("total_tokens") or fresh + cached + output
-    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    return {
-        "input": fresh,
-        "output": output,
-        "cacheRead": cached,
-        "cacheWrite": written,
-        "totalTokens": total,
-        "cost": cost,
-    }
+    return pi_usage(fresh, output, cached, written, total)
 
 
 def is_injected(text: str) -> bool:
