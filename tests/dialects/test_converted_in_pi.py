@@ -76,11 +76,15 @@ def signature(session: Session) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("name", ["claude-main", "codex-main"])
 @pytest.mark.parametrize("via", ["claude", "codex"])
+@pytest.mark.parametrize("through_pi", [False, True])
 def test_a_round_trip_keeps_messages_pairs_thinking_usage_and_title(
-    name: str, via: str, tmp_path: Path
+    name: str, via: str, through_pi: bool, tmp_path: Path
 ) -> None:
     original = Session.open(source(name), cache=False)
-    there = convert(original, via, tmp_path / "there.jsonl", cache=False)
+    start: Session | Path = original
+    if through_pi:  # the other agent's file, converted to pi, then written for `via`
+        start = convert(original, "pi", tmp_path / "pi.jsonl", cache=False).path
+    there = convert(start, via, tmp_path / "there.jsonl", cache=False)
     back = Session.open(convert(there.path, "pi", tmp_path / "back.jsonl").path, cache=False)
     assert signature(back) == signature(original)
     if via == "claude":  # every branch, and the usage of every reply
