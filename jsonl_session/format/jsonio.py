@@ -74,24 +74,36 @@ def decode_any(raw: bytes) -> Any:
 
 
 def dumps(value: Any) -> bytes:
-    """Compact JSON as JSON.stringify writes it (no spaces, UTF-8 unescaped)."""
+    """Compact JSON as JSON.stringify writes it (no spaces, UTF-8 unescaped; a float
+    with no fraction below 1e21 as an integer: 1 for 1.0, 0 for -0.0)."""
     try:
-        return orjson.dumps(value)
+        out = orjson.dumps(value)
+        if _INTEGRAL_FLOAT.search(out) is None:
+            return out
+        return orjson.dumps(_js_numbers(value))
     except TypeError:
         # orjson refuses integers beyond 64 bits and lone surrogates; the standard
         # library does not (escaping non-ASCII when the text cannot be UTF-8).
-        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
         # A lone surrogate (half an emoji cut by a truncation) is written as an
         # escape, as JSON.stringify does.
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
 
 
-def _finite(value: Any) -> Any:
-    """A copy with Infinity and NaN as None, as JSON.stringify writes them (null)."""
+# where orjson may have written a float JavaScript writes as an integer (a string
+# holding such text only costs a second look)
+_INTEGRAL_FLOAT = re.compile(rb"\.0(?=[,\]}]|$)|e\+(?:1[6-9]|20)(?=[,\]}]|$)")
+
+
+def _js_numbers(value: Any) -> Any:
+    """A copy with numbers as JSON.stringify writes them: Infinity and NaN as None
+    (null), floats with no fraction below 1e21 as integers."""
 
     def fix(item: Any) -> Any:
-        if isinstance(item, float) and not math.isfinite(item):
-            return None
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return None
+            return int(item) if item.is_integer() and abs(item) < 1e21 else item
         if isinstance(item, dict):
             copy = dict(item)
             pending.append(copy)

@@ -194,6 +194,19 @@ class TestNumbersJsonParseAccepts:
         # node -e 'JSON.stringify(JSON.parse(raw))' prints exactly this
         assert dumps(decode_any(raw)) == b'{"a":1.2345678901234568e+29}'
 
+    @pytest.mark.parametrize(
+        ("raw", "written"),
+        [  # what node -e 'JSON.stringify(JSON.parse(raw))' prints
+            (b'{"cost":0.0,"total":1.0,"neg":-0.0}', b'{"cost":0,"total":1,"neg":0}'),
+            (b"[1e16,1.5e20,1e21,2.5]", b"[10000000000000000,150000000000000000000,1e+21,2.5]"),
+            (b'{"s":"kept: 1.0,","n":[3.0]}', b'{"s":"kept: 1.0,","n":[3]}'),
+        ],
+    )
+    def test_a_float_with_no_fraction_is_written_as_javascript_writes_it(
+        self, raw: bytes, written: bytes
+    ) -> None:
+        assert dumps(decode_any(raw)) == written
+
     def test_infinity_beside_a_lone_surrogate_is_still_written_as_null(self) -> None:
         value = decode_any(b'{"a":1e400,"b":"half \\ud83d","c":[[-1e400]]}')
         assert dumps(value) == b'{"a":null,"b":"half \\ud83d","c":[[null]]}'
