@@ -113,6 +113,27 @@ class TestTheTree:
     def test_the_name_is_the_custom_title(self) -> None:
         assert opened().name == "Validation work"
 
+    @pytest.mark.parametrize(
+        ("kinds", "name"),
+        [
+            (["ai-title", "agent-name", "ai-title"], "agent"),
+            (["ai-title", "summary"], "summary"),  # the latest ai-title or summary
+            (["custom-title", "agent-name"], "custom"),
+        ],
+    )
+    def test_titles_rank_custom_then_agent_name_then_the_latest_ai_title(
+        self, kinds: list[str], name: str, tmp_path: Path
+    ) -> None:
+        keys = {"custom-title": "customTitle", "agent-name": "agentName"}
+        keys |= {"ai-title": "aiTitle", "summary": "summary"}
+        texts = {"custom-title": "custom", "agent-name": "agent", "summary": "summary"}
+        lines = source_lines()[:3]
+        for kind in kinds:
+            lines.append({"type": kind, keys[kind]: texts.get(kind, f"ai {len(lines)}")})
+        path = tmp_path / "t.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        assert Session.open(path, cache=False).name == name
+
     def test_sidechain_lines_are_a_tree_of_their_own(self) -> None:
         session = opened()
         side = [e for e in session.entries if "POST routes" in json.dumps(e.data())]

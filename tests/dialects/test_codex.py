@@ -19,6 +19,7 @@ CODEX = FIXTURES / "codex" / "sessions"
 MAIN = next(CODEX.glob("2025/11/03/rollout-2025-11-03T10-15-00-*.jsonl"))
 SUBAGENT = next(CODEX.glob("2025/11/03/rollout-2025-11-03T10-20-00-*.jsonl"))
 LEGACY = next(CODEX.glob("2025/06/20/*.jsonl"))
+FORK = next(CODEX.glob("2025/11/03/rollout-2025-11-03T10-30-00-*.jsonl"))
 
 
 def opened(path: Path = MAIN) -> Session:
@@ -38,6 +39,12 @@ class TestTheHeader:
 
     def test_a_sub_agent_names_the_thread_that_spawned_it(self) -> None:
         assert opened(SUBAGENT).header.parent_session == opened().header.id
+
+    def test_a_fork_names_its_source_and_the_copied_meta_line_is_not_a_header(self) -> None:
+        fork = opened(FORK)
+        assert fork.header.parent_session == opened().header.id
+        assert fork.header.id == FORK.stem[-36:]
+        assert fork.not_carried["session_meta lines after the first"] == 1
 
 
 class TestMessages:
