@@ -46,8 +46,11 @@ def codex_sessions_root() -> Path:
 
 def claude_dir_for(cwd: str, root: Path | None = None) -> Path:
     """Claude Code's folder for a working directory: every character that is not an
-    ASCII letter or digit becomes ``-``."""
-    name = "".join(c if c.isascii() and c.isalnum() else "-" for c in cwd)
+    ASCII letter or digit becomes ``-`` (each UTF-16 unit, as JavaScript's
+    ``/[^a-zA-Z0-9]/g`` replaces them: two for a character beyond U+FFFF)."""
+    name = "".join(
+        c if c.isascii() and c.isalnum() else "--" if ord(c) > 0xFFFF else "-" for c in cwd
+    )
     return (root if root is not None else claude_projects_root()) / name
 
 
