@@ -190,3 +190,33 @@ class TestFound:
         assert len(hits) == 1
         line = source_lines()[hits[0].line - 1]
         assert line["uuid"] == hits[0].entry_id
+
+
+class TestWhereClaudeCodeKeepsThem:
+    @pytest.mark.parametrize(
+        ("cwd", "folder"),
+        [
+            ("/home/dev/app", "-home-dev-app"),
+            ("/Users/me/git/my_repo.v2", "-Users-me-git-my-repo-v2"),
+            ("/work/Open Source/x", "-work-Open-Source-x"),
+            ("/w/Проект", "-w-------"),
+            ("/w/\U0001f600", "-w---"),  # one code point, two UTF-16 units
+        ],
+    )
+    def test_every_character_but_ascii_letters_and_digits_becomes_a_dash(
+        self, cwd: str, folder: str, tmp_path: Path
+    ) -> None:
+        from jsonl_session import claude_dir_for
+
+        assert claude_dir_for(cwd, tmp_path) == tmp_path / folder
+
+    def test_list_finds_the_transcripts_of_a_directory_in_claude_codes_folder(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import shutil
+
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+        target = tmp_path / "projects" / PROJECT.name
+        shutil.copytree(PROJECT, target)
+        found = list_sessions(cwd="/home/dev/projects/todo-api", agents=["claude"], cache=False)
+        assert [info.path for info in found] == [target / MAIN.name]
