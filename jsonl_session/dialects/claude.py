@@ -73,6 +73,7 @@ class _Boundary:
     parent: str | None
     stamp: str
     tokens: Any
+    kept_from: str | None  # the first message a partial compaction keeps
 
 
 class _Reader:
@@ -346,9 +347,9 @@ class _Reader:
     def system(self, line: SourceLine, value: dict[str, Any], parent: str | None) -> None:
         stamp = shapes.as_text(value.get("timestamp"))
         if value.get("subtype") == "compact_boundary":
-            metadata = value.get("compactMetadata")
-            tokens = metadata.get("preTokens") if isinstance(metadata, dict) else None
-            self.boundary = _Boundary(line, value["uuid"], parent, stamp, tokens)
+            metadata = shapes.as_object(value.get("compactMetadata"))
+            tokens, kept = metadata.get("preTokens"), shapes.first_kept(metadata)
+            self.boundary = _Boundary(line, value["uuid"], parent, stamp, tokens, kept)
             return
         data = {key: value[key] for key in ("subtype", "content", "level") if key in value}
         entry = {"type": "custom", "customType": "claude/system", "data": data}
@@ -366,15 +367,21 @@ class _Reader:
             self.alias[value["uuid"]] = boundary
 
     def close_boundary(self, summary: str = "") -> str | None:
-        """Keep the waiting boundary as a retain-none compaction (with no summary when
-        none followed it); returns its id."""
+        """Keep the waiting boundary as a compaction (with no summary when none
+        followed it); returns its id. It keeps nothing from before it, unless Claude
+        Code kept a recent segment: then it keeps from the segment's first message,
+        which pi's compaction does for the entries between it and the boundary."""
         boundary, self.boundary = self.boundary, None
         if boundary is None:
             return None
+        kept = boundary.uuid
+        if boundary.kept_from is not None:
+            found = self.parent_of({"parentUuid": boundary.kept_from})
+            kept = found if found is not None and found in self.out.ids else kept
         entry = {
             "type": "compaction",
             "summary": summary,
-            "firstKeptEntryId": boundary.uuid,
+            "firstKeptEntryId": kept,
             "tokensBefore": boundary.tokens if isinstance(boundary.tokens, int) else 0,
             "fromHook": False,
         }

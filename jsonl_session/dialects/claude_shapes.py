@@ -89,3 +89,19 @@ def is_claude(objects: list[dict[str, Any]]) -> bool:
         if kind == "summary" and "leafUuid" in value:
             return True
     return False
+
+
+def first_kept(metadata: dict[str, Any]) -> str | None:
+    """The first message a partial compaction keeps: the head of its preserved
+    segment, or the first of its preserved messages (either spelling); None when it
+    summarized everything."""
+    segment = metadata.get("preservedSegment") or metadata.get("preserved_segment")
+    if isinstance(segment, dict):
+        head = segment.get("headUuid") or segment.get("head_uuid")
+        if isinstance(head, str):
+            return head
+    kept = metadata.get("preservedMessages") or metadata.get("preserved_messages")
+    uuids = kept.get("uuids") if isinstance(kept, dict) else None
+    if isinstance(uuids, list) and uuids and isinstance(uuids[0], str):
+        return uuids[0]
+    return None

@@ -7,7 +7,8 @@ is a ``user`` line; an assistant message one ``assistant`` line per content bloc
 all sharing the message id, the last with the usage and stop reason; each tool
 result a ``user`` line holding a ``tool_result`` (its ``details`` as
 ``toolUseResult``); a custom message or a branch summary a ``user`` line marked
-``isMeta``; a compaction a ``compact_boundary`` line and the summary line after it;
+``isMeta``; a compaction a ``compact_boundary`` line (what it keeps as its preserved
+segment) and the summary line after it;
 the session name a ``custom-title`` line. Entries Claude Code has no line for (model
 and thinking changes, labels, usage, edits, system prompts, custom entries) are left
 out and counted; their children hang from the nearest line kept above them.
@@ -189,6 +190,20 @@ class _Writer:
     ) -> str:
         boundary = self.uuid_of(entry_id)
         tokens = data.get("tokensBefore")
+        summary_uuid = self.uuid_of(f"{entry_id}/summary")
+        metadata: dict[str, Any] = {
+            "trigger": "manual",
+            "preTokens": tokens if isinstance(tokens, int) else 0,
+        }
+        kept = data.get("firstKeptEntryId")
+        if isinstance(kept, str) and kept != entry_id and kept in self.stands_for:
+            # what pi keeps is Claude Code's preserved segment: from it to the boundary
+            head = self.uuid_of(kept)
+            metadata["preservedSegment"] = {
+                "headUuid": head,
+                "anchorUuid": summary_uuid,
+                "tailUuid": parent,
+            }
         self.write(
             "system",
             boundary,
@@ -200,15 +215,9 @@ class _Writer:
                 "isMeta": False,
                 "level": "info",
                 "logicalParentUuid": parent,
-                "compactMetadata": {
-                    "trigger": "manual",
-                    "preTokens": tokens if isinstance(tokens, int) else 0,
-                },
+                "compactMetadata": metadata,
             },
         )
-        if data.get("firstKeptEntryId") not in (entry_id, None):
-            self.left_out["kept entries of compactions (Claude Code keeps only the summary)"] += 1
-        summary_uuid = self.uuid_of(f"{entry_id}/summary")
         message = {"role": "user", "content": str(data.get("summary") or "")}
         self.write(
             "user",

@@ -68,6 +68,7 @@ class TestTheTree:
             "length",
             "stop",
             "stop",  # no stop_reason written: inferred from the blocks
+            "stop",
             "stop",  # the sidechain's, after the main conversation
         ]
         redacted = replies[3]["content"][0]
@@ -107,8 +108,25 @@ class TestTheTree:
         data = compaction.data()
         assert data["firstKeptEntryId"] == compaction.id and data["tokensBefore"] == 48211
         assert data["summary"].startswith("This session is being continued")
-        roles = [m["role"] for m in session.build_context().messages]
-        assert roles == ["compactionSummary", "user", "assistant"]
+        roles = [m["role"] for m in session.build_context(compaction.id).messages]
+        assert roles == ["compactionSummary"]
+
+    def test_a_partial_compaction_keeps_its_preserved_segment(self) -> None:
+        session = opened()
+        partial = [e for e in session.entries if e.type == "compaction"][-1]
+        head = next(e for e in session.entries if "Now add a test" in json.dumps(e.data()))
+        assert partial.data()["firstKeptEntryId"] == head.id
+        shown = [
+            (m["role"], json.dumps(m.get("content"))[:30]) for m in session.build_context().messages
+        ]
+        assert [role for role, _ in shown] == [
+            "compactionSummary",
+            "user",  # the preserved segment: the request and its answer
+            "assistant",
+            "user",  # after the compaction
+            "assistant",
+        ]
+        assert "Now add a test" in shown[1][1]
 
     def test_the_name_is_the_custom_title(self) -> None:
         assert opened().name == "Validation work"
