@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from jsonl_session.messages import content_blocks, image_blocks, nonblank_texts, tool_calls
@@ -52,6 +52,7 @@ from jsonl_session.providers.common import (
 from jsonl_session.providers.history import Repair
 
 SystemRole = Literal["system", "developer"]
+RESPONSES_API = "openai-responses"
 Tools = Sequence[ToolSpec | dict[str, Any]] | None
 
 EMPTY_RESULT_TEXT = "(no output)"
@@ -173,12 +174,22 @@ def to_openai_responses(
     context: ContextLike,
     instructions: str | None = None,
     tools: Tools = None,
+    *,
+    model: str | None = None,
+    provider: str = "openai",
 ) -> ProviderRequest:
     """Keyword arguments for ``client.responses.create(model=..., **kwargs)``:
     ``input`` items, and ``instructions`` and ``tools`` when there are any: by default
-    the transcript's prompt and tools (see common.prompt_and_tools)."""
+    the transcript's prompt and tools (see common.prompt_and_tools).
+
+    Replies this API gave (``api`` ``openai-responses`` from ``provider``, and from
+    ``model`` when it is given) are replayed as the items the model sent: their
+    reasoning items (kept as the thinking's signature), message items under their ids,
+    function calls under their call and item ids, as pi does. Other replies follow the
+    module's rules."""
     instructions, specs = prompt_and_tools(context, instructions, tools)
     messages, repairs = _prepared(context)
+    sent_id = _responses_call_ids(messages)
     items: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []
     for message in messages:
@@ -187,7 +198,7 @@ def to_openai_responses(
             items.append(
                 {
                     "type": "function_call_output",
-                    "call_id": api_call_id(message.get("toolCallId")),
+                    "call_id": sent_id(message.get("toolCallId")),
                     "output": result_text(message),
                 }
             )
@@ -197,8 +208,10 @@ def to_openai_responses(
         _flush_responses_images(items, held)
         if role == "user":
             items.append(_responses_user(message))
+        elif _replayable(message, provider, model):
+            items.extend(_responses_replay(message, sent_id))
         else:
-            items.extend(_responses_assistant(message))
+            items.extend(_responses_assistant(message, sent_id))
     _flush_responses_images(items, held)
     kwargs: dict[str, Any] = {"input": items}
     if instructions:
@@ -230,7 +243,9 @@ def _responses_user(message: dict[str, Any]) -> dict[str, Any]:
     return {"type": "message", "role": "user", "content": parts}
 
 
-def _responses_assistant(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _responses_assistant(
+    message: dict[str, Any], sent_id: Callable[[Any], str]
+) -> list[dict[str, Any]]:
     """The text as one assistant message item, then one ``function_call`` item per
     call (the layout the API itself returns, and the one Chat Completions has)."""
     items: list[dict[str, Any]] = []
@@ -246,13 +261,90 @@ def _responses_assistant(message: dict[str, Any]) -> list[dict[str, Any]]:
     items.extend(
         {
             "type": "function_call",
-            "call_id": api_call_id(call.get("id")),
+            "call_id": sent_id(call.get("id")),
             "name": str(call.get("name", "")),
             "arguments": arguments_json(call.get("arguments")),
         }
         for call in tool_calls(message)
     )
     return items
+
+
+def _replayable(message: dict[str, Any], provider: str, model: str | None) -> bool:
+    return (
+        message.get("api") == RESPONSES_API
+        and message.get("provider") == provider
+        and (model is None or message.get("model") == model)
+    )
+
+
+def _responses_replay(
+    message: dict[str, Any], sent_id: Callable[[Any], str]
+) -> list[dict[str, Any]]:
+    """A reply of this API as the items it was: block by block, in order."""
+    items: list[dict[str, Any]] = []
+    for block in content_blocks(message.get("content")):
+        kind = block.get("type")
+        if kind == "thinking":
+            reasoning = _json_object(block.get("thinkingSignature"))
+            if reasoning is not None and reasoning.get("type") == "reasoning":
+                items.append(reasoning)
+        elif kind == "text" and str(block.get("text", "")).strip():
+            item: dict[str, Any] = {"type": "message", "role": "assistant"}
+            signature = _json_object(block.get("textSignature")) or {}
+            item_id = signature.get("id") if signature.get("v") == 1 else block.get("textSignature")
+            if isinstance(item_id, str) and item_id.startswith("msg"):
+                item["id"] = item_id if len(item_id) <= 64 else _short_id("msg_", item_id)
+            if signature.get("phase") in ("commentary", "final_answer"):
+                item["phase"] = signature["phase"]
+            text = str(block["text"])
+            item["content"] = [{"type": "output_text", "text": text, "annotations": []}]
+            if "id" in item:  # an output message item given back needs its status
+                item["status"] = "completed"
+            items.append(item)
+        elif kind == "toolCall":
+            raw_id = str(block.get("id", ""))
+            call: dict[str, Any] = {"type": "function_call"}
+            item_id = raw_id.partition("|")[2]
+            if item_id.startswith("fc_"):
+                call["id"] = item_id
+            call["call_id"] = sent_id(raw_id)
+            call["name"] = str(block.get("name", ""))
+            call["arguments"] = arguments_json(block.get("arguments"))
+            items.append(call)
+    return items
+
+
+def _json_object(text: Any) -> dict[str, Any] | None:
+    if not isinstance(text, str) or not text.startswith("{"):
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _short_id(prefix: str, long_id: str) -> str:
+    return prefix + hashlib.sha256(long_id.encode()).hexdigest()[:32]
+
+
+def _responses_call_ids(messages: list[dict[str, Any]]) -> Callable[[Any], str]:
+    """The call id sent for each stored tool-call id: of pi's ``call_id|item id`` pairs
+    the call id (what the API gave), unless two different stored ids share it (then
+    each is sent as `api_call_id` of the whole), so calls and results stay paired."""
+    owners: dict[str, set[str]] = {}
+    for message in messages:
+        for call in tool_calls(message):
+            raw = str(call.get("id"))
+            owners.setdefault(api_call_id(raw.partition("|")[0]), set()).add(raw)
+
+    def sent(raw: Any) -> str:
+        text = "" if raw is None else str(raw)
+        short = api_call_id(text.partition("|")[0])
+        return short if len(owners.get(short, ())) <= 1 else api_call_id(text)
+
+    return sent
 
 
 def _responses_image(block: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ branch summary with a model is compaction/branching.py's `summarize_branch`;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -32,6 +32,7 @@ from jsonl_session.format.model import (
     ThinkingLevelChangeEntry,
     UsageEntry,
 )
+from jsonl_session.format.reply_hook import convert_reply
 from jsonl_session.format.tools import tool_declaration, tool_reference
 from jsonl_session.messages import current_system_message
 from jsonl_session.session.appender import Appender
@@ -47,6 +48,23 @@ class EntryAppends:
         build, role = message_line(message)
         # pi 1.5 writes a new file at its first user or assistant message
         return self._appender.append(build, flush=role in ("user", "assistant"))
+
+    def append_response(
+        self,
+        reply: Any,
+        *,
+        on_delta: Callable[[str, str], None] | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> str:
+        """Append a model's reply as pi's assistant message: an Anthropic ``Message``,
+        an OpenAI ``ChatCompletion`` or ``Response``, a dict of one, or a stream of one
+        (consumed here; ``on_delta(kind, text)`` sees it arrive). ``model`` is the model
+        asked for (default: the one that answered). See providers/streams.py."""
+        options: dict[str, Any] = {"on_delta": on_delta, "model": model}
+        if provider is not None:
+            options["provider"] = provider
+        return self.append_message(convert_reply(reply, **options))
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         return self._appender.append_struct(ModelChangeEntry, provider=provider, model_id=model_id)

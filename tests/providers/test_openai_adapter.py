@@ -449,7 +449,8 @@ class TestSyntheticAndRepair:
         sent = chat[1]["tool_calls"][0]["id"]
         assert ID_RE.match(sent) and sent == chat[2]["tool_call_id"] == api_call_id(composite)
         items = to_openai_responses(context).kwargs["input"]
-        assert items[1]["call_id"] == items[2]["call_id"] == sent
+        # Responses takes back the call id of pi's "call_id|item id" pair, as pi sends it
+        assert items[1]["call_id"] == items[2]["call_id"] == "call_Qx7"
         assert api_call_id("toolu_01GGrQZ9tvRTPmFBHOr2Bgxd") == "toolu_01GGrQZ9tvRTPmFBHOr2Bgxd"
 
     def test_arguments_that_are_not_an_object_are_sent_as_an_empty_object(self) -> None:
