@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from jsonl_session.format.jsonio import dumps as to_json
     from jsonl_session.format.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
     from jsonl_session.format.problems import Problem
+    from jsonl_session.integrations.mcp_server import mcp_server, serve_mcp
     from jsonl_session.messages import message_text
     from jsonl_session.providers.anthropic import to_anthropic
     from jsonl_session.providers.common import ProviderRequest, ToolSpec
@@ -209,6 +210,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "plan_prune": ("compaction", "plan_prune"),
     "prune": ("compaction", "prune"),
     "summarize_branch": ("compaction", "summarize_branch"),
+    "mcp_server": ("integrations.mcp_server", "mcp_server"),
+    "serve_mcp": ("integrations.mcp_server", "serve_mcp"),
 }
 
 
@@ -311,6 +314,7 @@ __all__ = [
     "latest_session",
     "list_sessions",
     "load_entries",
+    "mcp_server",
     "message_text",
     "pi_session_root",
     "plan_for",
@@ -319,6 +323,7 @@ __all__ = [
     "recorded_usage",
     "redact_text",
     "search_sessions",
+    "serve_mcp",
     "session_dir_for",
     "session_files",
     "session_info",

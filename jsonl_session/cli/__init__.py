@@ -19,6 +19,7 @@ from jsonl_session.cli import (
     inspect_cmds,
     list_cmds,
     maintain_cmds,
+    mcp_cmds,
     stats_cmds,
 )
 from jsonl_session.cli.options import NoCacheOption, Settings
@@ -56,6 +57,7 @@ app.command()(maintain_cmds.migrate)
 app.command()(maintain_cmds.doctor)
 app.command()(export_cmds.export)
 app.command()(export_cmds.textconv)
+app.command()(mcp_cmds.mcp)
 
 
 def main() -> None:

@@ -1,0 +1,357 @@
+"""What an agent may ask of its session history, as JSON-ready dicts: list and search
+sessions, show one, read its context (trimmed to a budget) or its tree, and, when
+writes are allowed by the caller, label an entry, name a session, fork one.
+
+`SessionHistory` confines every file it opens to its session folders (the default
+agents' folders, or the roots it is given), so a model cannot have it read or append
+to any other file. Errors are the library's (`JsonlSessionError`), with the file
+named. No MCP here: mcp_server.py binds these methods to tools. Finding and
+describing files is catalog/'s, reading them session/'s, one-line entry text views/'s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from jsonl_session.catalog.finding import session_files
+from jsonl_session.catalog.listing import SessionInfo, list_sessions
+from jsonl_session.catalog.search import search_sessions
+from jsonl_session.context import EMPTY_LEAF
+from jsonl_session.errors import JsonlSessionError
+from jsonl_session.session import Session
+from jsonl_session.storage.cache import CacheOption
+from jsonl_session.storage.paths import claude_projects_root, codex_sessions_root, session_roots
+from jsonl_session.tree import iter_nodes
+from jsonl_session.views.describe import entry_summary
+
+# Defaults sized for a model's context: enough to orient, never a flood.
+DEFAULT_LIST_LIMIT = 20
+DEFAULT_SEARCH_LIMIT = 20
+DEFAULT_CONTEXT_CHARS = 20_000
+DEFAULT_TREE_NODES = 200
+SUMMARY_WIDTH = 100
+PROBLEMS_SHOWN = 20
+# A string is never cut shorter than this when one message must be shortened to fit.
+SHORTEST_CUT = 40
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+class SessionHistory:
+    """The session files under ``roots`` (default: pi's session folder and ours,
+    Claude Code's projects folder, Codex's sessions folder), as an agent sees them.
+    ``cwd`` is the project whose sessions are meant when a call names none."""
+
+    def __init__(
+        self,
+        roots: Sequence[Path | str] | None = None,
+        *,
+        cwd: str | None = None,
+        cache: CacheOption = None,
+    ) -> None:
+        self.given_roots = [Path(root).expanduser().absolute() for root in roots or ()]
+        for root in self.given_roots:
+            if not root.is_dir():
+                raise JsonlSessionError(f"{root}: no such folder (a session root must exist)")
+        self.roots = self.given_roots or [
+            *session_roots(),
+            claude_projects_root(),
+            codex_sessions_root(),
+        ]
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self.cache = cache
+        # resolved once: a file is allowed when its real path is under one of these
+        self._real_roots = [root.resolve() for root in self.roots]
+
+    # --- finding sessions --------------------------------------------------------
+
+    def list_sessions(
+        self,
+        *,
+        cwd: str | None = None,
+        all_projects: bool = False,
+        agents: Collection[str] | None = None,
+        limit: int = DEFAULT_LIST_LIMIT,
+    ) -> dict[str, Any]:
+        """Sessions, newest first: of ``cwd`` (default: this history's), or all."""
+        where = self._cwd(cwd, all_projects)
+        agents = list(agents) if agents else None
+        if not self.given_roots:
+            infos = list_sessions(
+                cwd=where, all_projects=all_projects, agents=agents, cache=self.cache
+            )
+        else:
+            infos = self._listed_under_roots(where, agents)
+        return {
+            "cwd": where,
+            "sessions": [_info_json(info) for info in infos[:limit]],
+            "total": len(infos),
+            "truncated": len(infos) > limit,
+        }
+
+    def _listed_under_roots(self, cwd: str | None, agents: list[str] | None) -> list[SessionInfo]:
+        seen: dict[Path, SessionInfo] = {}
+        for root in self._existing_roots():
+            for info in list_sessions(
+                root, cwd=cwd, all_projects=True, agents=agents, cache=self.cache
+            ):
+                seen.setdefault(info.path.resolve(), info)
+        return sorted(seen.values(), key=lambda i: (i.modified, str(i.path)), reverse=True)
+
+    def search_sessions(
+        self,
+        query: str,
+        *,
+        cwd: str | None = None,
+        all_projects: bool = False,
+        agents: Collection[str] | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> dict[str, Any]:
+        """Hits for ``query`` in message text and session names, in file order."""
+        files = self._files(self._cwd(cwd, all_projects), all_projects, agents)
+        hits: list[dict[str, Any]] = []
+        truncated = False
+        for hit in search_sessions(query, files, cache=self.cache):
+            if len(hits) == limit:
+                truncated = True  # the search stops here: the rest is never read
+                break
+            hits.append(hit.to_dict())
+        return _json_safe(
+            {"query": query, "hits": hits, "searchedFiles": len(files), "truncated": truncated}
+        )
+
+    def _files(
+        self, cwd: str | None, all_projects: bool, agents: Collection[str] | None
+    ) -> list[Path]:
+        wanted = list(agents) if agents else None
+        if not self.given_roots:
+            return session_files(cwd=cwd, all_projects=all_projects, agents=wanted)
+        found: dict[Path, Path] = {}
+        for root in self._existing_roots():
+            for path in session_files(root, cwd=cwd, all_projects=True, agents=wanted):
+                found.setdefault(path.resolve(), path)
+        return list(found.values())
+
+    def _existing_roots(self) -> list[Path]:
+        return [root for root in self.roots if root.is_dir()]
+
+    def _cwd(self, cwd: str | None, all_projects: bool) -> str | None:
+        """The project directory a call means: None for every project."""
+        return None if all_projects else os.path.abspath(os.path.expanduser(cwd or self.cwd))
+
+    # --- one session ----------------------------------------------------------------
+
+    def open_session(self, path: str) -> Session:
+        """The session at ``path``, refused unless it lies under one of the roots."""
+        given = Path(path).expanduser().absolute()
+        real = given.resolve()
+        if not any(real.is_relative_to(root) for root in self._real_roots):
+            folders = ", ".join(map(str, self.roots))
+            raise JsonlSessionError(
+                f"{path}: not under the session folders this server reads ({folders}); "
+                "give a path from list_sessions or search_sessions, or start the server "
+                "with --root for another folder"
+            )
+        if not real.is_file():
+            raise JsonlSessionError(f"{path}: no such session file")
+        return Session.open(given, cache=self.cache)
+
+    def show_session(self, path: str) -> dict[str, Any]:
+        """What the file is: header, agent, name, leaf, labels, counts, problems."""
+        session = self.open_session(path)
+        entries = session.entries
+        problems = session.problems
+        return _json_safe(
+            {
+                "path": str(session.path),
+                "agent": session.dialect,
+                "header": session.header_data,
+                "versionRead": session.version_read,
+                "name": session.name,
+                "leafId": session.leaf_id,
+                "labels": session.labels,
+                "entryCount": len(entries),
+                "byType": dict(Counter(e.type for e in entries).most_common()),
+                "byRole": dict(
+                    Counter(e.role for e in entries if e.type == "message").most_common()
+                ),
+                "problems": [str(p) for p in problems[:PROBLEMS_SHOWN]],
+                "problemCount": len(problems),
+                "notCarried": session.not_carried,
+            }
+        )
+
+    def read_context(
+        self,
+        path: str,
+        *,
+        leaf: str | None = None,
+        last: int | None = None,
+        end: int | None = None,
+        max_chars: int = DEFAULT_CONTEXT_CHARS,
+    ) -> dict[str, Any]:
+        """The messages the model sees at ``leaf`` (default: the active leaf), in
+        pi's shapes: of those before index ``end``, the ``last`` N newest that fit in
+        ``max_chars`` characters of JSON (the newest cut down if it alone does not)."""
+        session = self.open_session(path)
+        leaf_id = session.resolve_id(leaf) if leaf is not None else session.leaf_id
+        built = session.build_context(leaf_id or EMPTY_LEAF)
+        total = len(built.messages)
+        stop = total if end is None else max(0, min(end, total))
+        start = 0 if last is None else max(0, stop - last)
+        kept, shortened = _tail_within(built.messages[start:stop], max_chars)
+        return _json_safe(
+            {
+                "path": str(session.path),
+                "leafId": leaf_id,
+                "thinkingLevel": built.thinking_level,
+                "model": built.model,
+                "messageCount": total,
+                "firstIndex": stop - len(kept),
+                "messages": kept,
+                "shortened": shortened,
+            }
+        )
+
+    def read_tree(self, path: str, *, max_nodes: int = DEFAULT_TREE_NODES) -> dict[str, Any]:
+        """The entries as a tree, depth first (leaf markers and labels folded into
+        their entries), the active path marked; at most ``max_nodes`` nodes."""
+        session = self.open_session(path)
+        nodes: list[dict[str, Any]] = []
+        shown = 0
+        for depth, node in iter_nodes(session.tree()):
+            shown += 1
+            if len(nodes) < max_nodes:
+                entry = node.entry
+                nodes.append(
+                    {
+                        "id": entry.id,
+                        "parentId": entry.parent_id,
+                        "depth": depth,
+                        "type": entry.type,
+                        "role": entry.role,
+                        "label": node.label,
+                        "active": node.on_active_path,
+                        "summary": entry_summary(entry, SUMMARY_WIDTH),
+                        "children": [child.entry.id for child in node.children],
+                    }
+                )
+        return _json_safe(
+            {
+                "path": str(session.path),
+                "leafId": session.leaf_id,
+                "nodeCount": shown,
+                "nodes": nodes,
+                "truncated": shown > len(nodes),
+            }
+        )
+
+    # --- appending (the caller decides whether these are allowed) ---------------------
+
+    def label_entry(self, path: str, entry: str, label: str | None) -> dict[str, Any]:
+        """Label an entry (id or unique prefix); no text clears its label."""
+        session = self.open_session(path)
+        entry_id = session.resolve_id(entry)
+        label_id = session.append_label(entry_id, label or None)
+        return {
+            "path": str(session.path),
+            "entryId": entry_id,
+            "label": session.labels.get(entry_id),
+            "labelEntryId": label_id,
+        }
+
+    def name_session(self, path: str, name: str) -> dict[str, Any]:
+        """Name the session (an empty name clears it)."""
+        session = self.open_session(path)
+        info_id = session.append_session_info(name)
+        return {"path": str(session.path), "name": session.name, "entryId": info_id}
+
+    def fork_session(self, path: str, at: str | None = None) -> dict[str, Any]:
+        """A new session file beside this one with the path root → ``at`` (default:
+        the active leaf), labels included."""
+        session = self.open_session(path)
+        entry_id = session.resolve_id(at) if at is not None else None
+        forked = session.fork(entry_id)
+        return {
+            "path": str(forked.path),
+            "sessionId": forked.id,
+            "forkedFrom": str(session.path),
+            "at": entry_id or session.leaf_id,
+            "leafId": forked.leaf_id,
+        }
+
+
+def _info_json(info: SessionInfo) -> dict[str, Any]:
+    return _json_safe(info.to_dict())
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _tail_within(messages: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], bool]:
+    """The newest messages whose JSON fits ``budget`` characters together, in order,
+    and whether the newest had to be cut down (it is kept, shortened, when it alone
+    does not fit: an answer with no message at all would tell the model nothing)."""
+    kept: list[dict[str, Any]] = []
+    used = 0
+    shortened = False
+    for message in reversed(messages):
+        size = _json_size(message)
+        if used + size > budget:
+            if not kept:
+                kept.append(_shortened(message, budget))
+                shortened = True
+            break
+        kept.append(message)
+        used += size
+    kept.reverse()
+    return kept, shortened
+
+
+def _shortened(message: dict[str, Any], budget: int) -> dict[str, Any]:
+    """``message`` with its long strings cut, the cut halving until it fits."""
+    cap = budget
+    while True:
+        cut: dict[str, Any] = _cut_strings(message, cap)
+        if _json_size(cut) <= budget or cap <= SHORTEST_CUT:
+            return cut
+        cap //= 2
+
+
+def _cut_strings(value: Any, cap: int) -> Any:
+    if isinstance(value, str):
+        if len(value) <= cap:
+            return value
+        return f"{value[:cap]}… [{len(value) - cap} characters cut]"
+    if isinstance(value, dict):
+        return {key: _cut_strings(item, cap) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut_strings(item, cap) for item in value]
+    return value
+
+
+def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with lone surrogates replaced by U+FFFD: pi writes them when a cut
+    splits an emoji, and JSON sent over the wire must be valid UTF-8."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        cleaned: dict[str, Any] = _replace_surrogates(value)
+        return cleaned
+    return value
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    return value
