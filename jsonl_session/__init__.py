@@ -21,11 +21,14 @@ from jsonl_session.errors import (
     SessionWriteError,
     UnsyncedWrite,
 )
+from jsonl_session.format import reply_hook as _replies
 from jsonl_session.storage import foreign as _foreign
 
 # Other agents' transcripts are read by dialects/, a layer above the loader: name the
 # module here so the loader can ask it (imported only when such a file is met).
 _foreign.register("jsonl_session.dialects.reading")
+# SDK replies are read by providers/, above the session: the same kind of hook.
+_replies.register("jsonl_session.providers.streams")
 
 if TYPE_CHECKING:
     from jsonl_session.catalog.finding import session_files
@@ -84,15 +87,43 @@ if TYPE_CHECKING:
     )
     from jsonl_session.format.entry import StoredEntry
     from jsonl_session.format.jsonio import dumps as to_json
-    from jsonl_session.format.model import CURRENT_VERSION, LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
+    from jsonl_session.format.model import (
+        CURRENT_VERSION,
+        LEAF_MARKER_TYPE,
+        PRUNE_MARKER_TYPE,
+        AssistantMessage,
+        BashExecutionMessage,
+        Cost,
+        CustomMessage,
+        ImageContent,
+        SystemMessage,
+        TextContent,
+        ThinkingContent,
+        ToolCall,
+        ToolDeclaration,
+        ToolResultMessage,
+        Usage,
+        UserMessage,
+        message_from_dict,
+    )
     from jsonl_session.format.problems import Problem
     from jsonl_session.integrations.mcp_server import mcp_server, serve_mcp
+    from jsonl_session.integrations.pydantic_ai_store import SessionFileConversationStore
     from jsonl_session.messages import message_text
     from jsonl_session.providers.anthropic import to_anthropic
     from jsonl_session.providers.common import ProviderRequest, ToolSpec
     from jsonl_session.providers.counting import count_tokens_anthropic, count_tokens_openai
     from jsonl_session.providers.history import Repair
     from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
+    from jsonl_session.providers.replies import tool_result
+    from jsonl_session.providers.streams import (
+        OnDelta,
+        afrom_reply,
+        from_anthropic,
+        from_openai_chat,
+        from_openai_responses,
+        from_reply,
+    )
     from jsonl_session.session import Session
     from jsonl_session.storage.cache import CacheOption
     from jsonl_session.storage.foreign import AGENT_NAMES
@@ -130,6 +161,20 @@ _LAZY: dict[str, tuple[str, str]] = {
     "CURRENT_VERSION": ("format.model", "CURRENT_VERSION"),
     "LEAF_MARKER_TYPE": ("format.model", "LEAF_MARKER_TYPE"),
     "PRUNE_MARKER_TYPE": ("format.model", "PRUNE_MARKER_TYPE"),
+    "AssistantMessage": ("format.model", "AssistantMessage"),
+    "BashExecutionMessage": ("format.model", "BashExecutionMessage"),
+    "Cost": ("format.model", "Cost"),
+    "CustomMessage": ("format.model", "CustomMessage"),
+    "ImageContent": ("format.model", "ImageContent"),
+    "SystemMessage": ("format.model", "SystemMessage"),
+    "TextContent": ("format.model", "TextContent"),
+    "ThinkingContent": ("format.model", "ThinkingContent"),
+    "ToolCall": ("format.model", "ToolCall"),
+    "ToolDeclaration": ("format.model", "ToolDeclaration"),
+    "ToolResultMessage": ("format.model", "ToolResultMessage"),
+    "Usage": ("format.model", "Usage"),
+    "UserMessage": ("format.model", "UserMessage"),
+    "message_from_dict": ("format.model", "message_from_dict"),
     "Problem": ("format.problems", "Problem"),
     "StoredEntry": ("format.entry", "StoredEntry"),
     "to_json": ("format.jsonio", "dumps"),
@@ -186,6 +231,13 @@ _LAZY: dict[str, tuple[str, str]] = {
     "to_anthropic": ("providers.anthropic", "to_anthropic"),
     "to_openai_chat": ("providers.openai", "to_openai_chat"),
     "to_openai_responses": ("providers.openai", "to_openai_responses"),
+    "tool_result": ("providers.replies", "tool_result"),
+    "OnDelta": ("providers.streams", "OnDelta"),
+    "afrom_reply": ("providers.streams", "afrom_reply"),
+    "from_anthropic": ("providers.streams", "from_anthropic"),
+    "from_openai_chat": ("providers.streams", "from_openai_chat"),
+    "from_openai_responses": ("providers.streams", "from_openai_responses"),
+    "from_reply": ("providers.streams", "from_reply"),
     "count_tokens_anthropic": ("providers.counting", "count_tokens_anthropic"),
     "count_tokens_openai": ("providers.counting", "count_tokens_openai"),
     "AnthropicSummarizer": ("compaction", "AnthropicSummarizer"),
@@ -212,6 +264,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "summarize_branch": ("compaction", "summarize_branch"),
     "mcp_server": ("integrations.mcp_server", "mcp_server"),
     "serve_mcp": ("integrations.mcp_server", "serve_mcp"),
+    "SessionFileConversationStore": (
+        "integrations.pydantic_ai_store",
+        "SessionFileConversationStore",
+    ),
 }
 
 
@@ -248,6 +304,8 @@ __all__ = [
     "PRUNE_MARKER_TYPE",
     "SUMMARIZER_NAMES",
     "AnthropicSummarizer",
+    "AssistantMessage",
+    "BashExecutionMessage",
     "BranchSummaryResult",
     "Breakdown",
     "CacheOption",
@@ -256,12 +314,16 @@ __all__ = [
     "CompactionResult",
     "CompactionSettings",
     "Conversion",
+    "Cost",
+    "CustomMessage",
     "EntryValidationError",
     "ExportFormat",
     "ExportResult",
     "ExtractiveSummarizer",
+    "ImageContent",
     "JsonlSessionError",
     "LoadedFile",
+    "OnDelta",
     "OpenAISummarizer",
     "Problem",
     "Progress",
@@ -277,17 +339,27 @@ __all__ = [
     "SearchHit",
     "Session",
     "SessionContext",
+    "SessionFileConversationStore",
     "SessionFormatError",
     "SessionInfo",
     "SessionTreeError",
     "SessionWriteError",
     "StoredEntry",
     "Summarizer",
+    "SystemMessage",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCall",
+    "ToolDeclaration",
+    "ToolResultMessage",
     "ToolSpec",
     "TreeIndex",
     "TreeNode",
     "UnsyncedWrite",
+    "Usage",
     "UsageTotal",
+    "UserMessage",
+    "afrom_reply",
     "auto_compact",
     "build_context",
     "call_with_overflow_recovery",
@@ -309,12 +381,17 @@ __all__ = [
     "export_json",
     "export_markdown",
     "export_session",
+    "from_anthropic",
+    "from_openai_chat",
+    "from_openai_responses",
+    "from_reply",
     "is_context_overflow",
     "iter_nodes",
     "latest_session",
     "list_sessions",
     "load_entries",
     "mcp_server",
+    "message_from_dict",
     "message_text",
     "pi_session_root",
     "plan_for",
@@ -335,5 +412,6 @@ __all__ = [
     "to_json",
     "to_openai_chat",
     "to_openai_responses",
+    "tool_result",
     "write_export",
 ]

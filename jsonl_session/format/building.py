@@ -30,6 +30,12 @@ _DERIVED_ROLES = {
 def message_line(message: dict[str, Any] | msgspec.Struct) -> tuple[Build, str]:
     """A builder for a `message` entry holding ``message`` (checked), and its role."""
     data = msgspec.to_builtins(message) if isinstance(message, msgspec.Struct) else message
+    if not isinstance(data, dict) and hasattr(data, "model_dump"):
+        raise EntryValidationError(
+            f"a {type(data).__name__} is an SDK object, not a message in pi's shape: "
+            "append a model's reply with Session.append_response (or convert it with "
+            "from_anthropic / from_openai_chat / from_openai_responses)"
+        )
     if not isinstance(data, dict) or not isinstance(data.get("role"), str):
         raise EntryValidationError("a message must be an object with a string 'role'")
     role = data["role"]
