@@ -16,36 +16,50 @@ that sent it can fail even if the SDK error was swallowed somewhere.
 Rules are the documented ones a real request trips over (role order, block types
 allowed per role, tool call / result pairing and unique ids, JSON-string arguments,
 image encodings, no fields the API does not know, no trailing whitespace at the end of
-a final assistant turn), plus two that are stricter than the APIs on purpose: two
-Anthropic messages of one role in a row (the API would merge them; our adapters must
-merge them themselves, visibly) and a Chat Completions conversation that does not
-start with the user. Reasons start with a location such as ``messages[3].content[0]``.
+a final assistant turn, ``stream`` and ``stream_options`` where each API takes them),
+plus two that are stricter than the APIs on purpose: two Anthropic messages of one role
+in a row (the API would merge them; our adapters must merge them themselves, visibly)
+and a Chat Completions conversation that does not start with the user. Reasons start
+with a location such as ``messages[3].content[0]``.
 
-A test can also script the answers. `StubApi.reply_with` queues reply texts, taken in
-order by the successful replies of the three model endpoints (``REPLY_TEXT`` when the
-queue is empty). `StubApi.fail_next` makes the next well-formed request(s) to one
-endpoint, or only those sent with a given label, fail with a `ScriptedError`: an HTTP
-status and a body in the API's own error shape (`anthropic_error`, `openai_error`, or
-a ready-made one such as `ANTHROPIC_PROMPT_TOO_LONG` or `OPENAI_RATE_LIMITED`). A
-request that breaks a rule is answered with its violation as before and uses up
-nothing scripted. `StubApi.pending` names what was scripted and never used.
+A test can also script the answers. `StubApi.reply_with` queues replies, each a text or
+a `Reply`, taken in order by the successful replies of the three model endpoints
+(``REPLY_TEXT`` when the queue is empty). A `Reply` may hold text, thinking with its
+signature, redacted thinking, tool calls (`ToolCall`), a stop reason and `Usage` (cache
+reads and writes too); each API answers it in its own shape (Anthropic ``thinking``,
+``redacted_thinking`` and ``tool_use`` blocks; Chat Completions ``tool_calls``, without
+the thinking; Responses ``reasoning``, ``message`` and ``function_call`` items), with
+ids made in its style where the script gives none. A request with ``"stream": true`` is
+answered with the API's server-sent events instead (``text/event-stream``, written event
+by event, the connection closed at the end), which stub_stream.py cuts from that same
+reply, so the SDKs' stream helpers end with what ``create`` would have returned.
+
+`StubApi.fail_next` makes the next well-formed request(s) to one endpoint, or only those
+sent with a given label, fail with a `ScriptedError`: an HTTP status and a body in the
+API's own error shape (`anthropic_error`, `openai_error`, or a ready-made one such as
+`ANTHROPIC_PROMPT_TOO_LONG` or `OPENAI_RATE_LIMITED`), as JSON even when the request
+asked to stream. A request that breaks a rule is answered with its violation as before
+and uses up nothing scripted. `StubApi.pending` names what was scripted and never used.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
 import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
+
+from stub_stream import anthropic_events, chat_chunks, responses_events
 
 LABEL_HEADER = "x-stub-label"
 """Send this header (``extra_headers``) to tag the violations a request causes."""
@@ -126,6 +140,35 @@ def _list_of_dicts(value: Any, where: str, out: list[str]) -> list[dict[str, Any
 def _require_model(body: dict[str, Any], out: list[str]) -> None:
     if _blank(body.get("model")):
         out.append("model: a non-empty string is required")
+
+
+def _stream_fields(body: dict[str, Any], options: set[str] | None, out: list[str]) -> None:
+    """``stream`` a boolean. ``options``: the keys of the API's ``stream_options`` (None:
+    it has none), an object of booleans allowed only when ``stream`` is true."""
+    if "stream" in body and not isinstance(body["stream"], bool):
+        out.append(f"stream: must be a boolean, not {body['stream']!r:.60}")
+    if options is None or body.get("stream_options") is None:
+        return
+    if body.get("stream") is not True:
+        out.append(
+            "stream_options: The 'stream_options' parameter is only allowed when 'stream' "
+            "is enabled."
+        )
+    stream_options = body["stream_options"]
+    if not isinstance(stream_options, dict):
+        out.append("stream_options: must be an object")
+        return
+    _extra_keys(stream_options, options, "stream_options", out)
+    for key in sorted(options & set(stream_options)):
+        if not isinstance(stream_options[key], bool):
+            out.append(f"stream_options.{key}: must be a boolean")
+
+
+def _counting(body: dict[str, Any], out: list[str]) -> None:
+    """The counting endpoints answer at once: they take no ``stream``."""
+    for key in ("stream", "stream_options"):
+        if key in body:
+            out.append(f"{key}: Extra inputs are not permitted (counting does not stream)")
 
 
 # --- error replies ----------------------------------------------------------------------
@@ -244,7 +287,9 @@ def check_anthropic_messages(body: Any, *, count_tokens: bool = False) -> list[s
     if count_tokens:
         if "max_tokens" in body:
             out.append("max_tokens: Extra inputs are not permitted (count_tokens takes none)")
+        _counting(body, out)
     else:
+        _stream_fields(body, None, out)
         limit = body.get("max_tokens")
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             out.append("max_tokens: an integer of at least 1 is required")
@@ -486,6 +531,7 @@ def check_openai_chat(body: Any) -> list[str]:
         return ["body: must be a JSON object"]
     out: list[str] = []
     _require_model(body, out)
+    _stream_fields(body, {"include_usage", "include_obfuscation"}, out)
     if "tools" in body:
         _chat_tools(body["tools"], out)
     messages = body.get("messages")
@@ -701,6 +747,10 @@ def check_openai_responses(body: Any, *, input_tokens: bool = False) -> list[str
     out: list[str] = []
     if not input_tokens or "model" in body:
         _require_model(body, out)
+    if input_tokens:
+        _counting(body, out)
+    else:
+        _stream_fields(body, {"include_obfuscation"}, out)
     if body.get("instructions") is not None and not _is_str(body["instructions"]):
         out.append("instructions: must be a string")
     if "tools" in body:
@@ -839,104 +889,361 @@ def _responses_pairing(items: list[dict[str, Any]], out: list[str]) -> None:
             out.append(f"input[{index}]: No tool output found for function call {call_id}")
 
 
-# --- responses the SDKs parse --------------------------------------------------------------
+# --- scripted replies ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call of a scripted `Reply`. Without an ``id`` one is made in each API's
+    style (Anthropic ``toolu_…``, Chat Completions ``call_…``, Responses ``call_…`` in an
+    item whose id is ``fc_…``); a given ``id`` is the call id in every API."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """The token counts of a scripted `Reply`, each token counted once: ``input`` is
+    the input neither read from the cache nor written to it.
+
+    Anthropic reports them as they are (``input_tokens``, ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``, ``output_tokens``). OpenAI's input total includes
+    the cached part: ``prompt_tokens`` / ``input_tokens`` = input + cache_read +
+    cache_write, with ``cached_tokens`` = cache_read and ``cache_write_tokens`` =
+    cache_write. ``reasoning`` is the part of ``output`` spent thinking (OpenAI's
+    ``reasoning_tokens``; Anthropic's ``output_tokens_details.thinking_tokens``, sent
+    only when not 0). ``input`` or ``output`` None: estimated as for any reply, from the
+    size of the request body and of the reply."""
+
+    input: int | None = None
+    output: int | None = None
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output", "cache_read", "cache_write", "reasoning"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise ValueError(f"usage {name} must be a count of at least 0, not {value!r}")
+
+
+# The stop reasons a Reply may name, in any API's words: Anthropic's stop_reason, Chat
+# Completions' finish_reason, and the Responses incomplete_details.reason (None: status
+# completed).
+_STOP_REASONS: dict[str, tuple[str, str, str | None]] = {
+    "end_turn": ("end_turn", "stop", None),
+    "stop": ("end_turn", "stop", None),
+    "tool_use": ("tool_use", "tool_calls", None),
+    "tool_calls": ("tool_use", "tool_calls", None),
+    "max_tokens": ("max_tokens", "length", "max_output_tokens"),
+    "length": ("max_tokens", "length", "max_output_tokens"),
+    "max_output_tokens": ("max_tokens", "length", "max_output_tokens"),
+    "refusal": ("refusal", "content_filter", "content_filter"),
+    "content_filter": ("refusal", "content_filter", "content_filter"),
+    "pause_turn": ("pause_turn", "stop", None),
+    "model_context_window_exceeded": (
+        "model_context_window_exceeded",
+        "length",
+        "max_output_tokens",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A scripted model reply (`StubApi.reply_with`), answered in the shape of whichever
+    of the three model endpoints takes it, streamed or whole.
+
+    - ``text``: the visible text (None: no text block / message item; Chat's content is
+      then null beside tool calls, else "").
+    - ``thinking`` and ``signature``: an Anthropic ``thinking`` block, a Responses
+      ``reasoning`` item whose summary is the text and whose ``encrypted_content`` is
+      the signature; Chat Completions has no thinking and leaves it out. A signature
+      is made from the text when none is given.
+    - ``redacted_thinking``: the data of an Anthropic ``redacted_thinking`` block (the
+      OpenAI APIs leave it out).
+    - ``tool_calls``: `ToolCall` objects, after the text. With any, the stop reason is
+      ``tool_use`` / ``tool_calls``.
+    - ``stop_reason``: overrides that, in any API's words (a key of ``_STOP_REASONS``:
+      ``max_tokens``, ``length``, ``refusal``, ...); one the Responses API reports as
+      ``incomplete`` makes the response incomplete (streamed: ``response.incomplete``
+      instead of ``response.completed``).
+    - ``usage``: a `Usage`; None estimates it.
+
+    Anthropic's blocks come in the order thinking, redacted thinking, text, tool uses;
+    Responses items in the order reasoning, message, function calls. The stub does not
+    check that the request asked for thinking or reasoning summaries."""
+
+    text: str | None = None
+    thinking: str | None = None
+    signature: str | None = None
+    redacted_thinking: str | None = None
+    tool_calls: Sequence[ToolCall] = ()
+    stop_reason: str | None = None
+    usage: Usage | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if self.thinking is None:
+            if self.signature is not None:
+                raise ValueError("a signature needs the thinking it signs")
+        elif self.signature is None:
+            made = base64.b64encode(f"stub signature of {self.thinking}".encode()).decode()
+            object.__setattr__(self, "signature", made)
+        elif not self.signature:
+            raise ValueError("a thinking signature must not be empty")
+        if self.redacted_thinking is not None and not self.redacted_thinking:
+            raise ValueError("redacted thinking needs its data")
+        if self.stop_reason is not None and self.stop_reason not in _STOP_REASONS:
+            raise ValueError(f"unknown stop reason {self.stop_reason!r}: {sorted(_STOP_REASONS)}")
+        ids = [call.id for call in self.tool_calls if call.id is not None]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"tool call ids repeat: {ids}")
+        for call in self.tool_calls:
+            if not isinstance(call, ToolCall):
+                raise TypeError(f"tool_calls takes ToolCall objects, not {call!r}")
+            if not _TOOL_NAME.match(call.name):
+                raise ValueError(f"tool name {call.name!r} breaks ^[a-zA-Z0-9_-]{{1,64}}$")
+            if call.id is not None and not _ID.match(call.id):
+                raise ValueError(f"tool call id {call.id!r} breaks ^[a-zA-Z0-9_-]+$")
+            json.dumps(call.arguments)  # must be JSON
+
+    def describe(self) -> str:
+        """``text 'ok'`` for a reply of text only, else its repr."""
+        return f"text {self.text!r}" if self == Reply(text=self.text) else repr(self)
+
+
+# --- replies the SDKs parse ---------------------------------------------------------------
 
 
 def _estimate(raw: bytes) -> int:
     return max(1, len(raw) // 4)
 
 
-def _anthropic_reply(body: dict[str, Any], raw: bytes, text: str) -> dict[str, Any]:
+def _made_id(prefix: str, serial: int, index: int = 0) -> str:
+    """An id of the stub's own: unique for each reply (``serial``) and call (``index``)."""
+    return f"{prefix}stub{serial:06d}{index:02d}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    reasoning: int
+
+
+def _counts(reply: Reply, raw: bytes) -> _Counts:
+    usage = reply.usage or Usage()
+    written = "".join(
+        [reply.text or "", reply.thinking or ""]
+        + [json.dumps(call.arguments) for call in reply.tool_calls]
+    )
+    return _Counts(
+        input=_estimate(raw) if usage.input is None else usage.input,
+        output=max(1, len(written) // 4) if usage.output is None else usage.output,
+        cache_read=usage.cache_read,
+        cache_write=usage.cache_write,
+        reasoning=usage.reasoning,
+    )
+
+
+def _stop(reply: Reply) -> tuple[str, str, str | None]:
+    if reply.stop_reason is not None:
+        return _STOP_REASONS[reply.stop_reason]
+    return _STOP_REASONS["tool_use" if reply.tool_calls else "end_turn"]
+
+
+def _anthropic_reply(body: dict[str, Any], raw: bytes, reply: Reply, serial: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if reply.thinking is not None:
+        content.append(
+            {"type": "thinking", "thinking": reply.thinking, "signature": reply.signature}
+        )
+    if reply.redacted_thinking is not None:
+        content.append({"type": "redacted_thinking", "data": reply.redacted_thinking})
+    if reply.text is not None:
+        content.append({"type": "text", "text": reply.text})
+    for index, call in enumerate(reply.tool_calls):
+        call_id = call.id or _made_id("toolu_", serial, index)
+        arguments = json.loads(json.dumps(call.arguments))
+        content.append({"type": "tool_use", "id": call_id, "name": call.name, "input": arguments})
+    counts = _counts(reply, raw)
+    usage: dict[str, Any] = {
+        "input_tokens": counts.input,
+        "cache_creation_input_tokens": counts.cache_write,
+        "cache_read_input_tokens": counts.cache_read,
+        "output_tokens": counts.output,
+    }
+    if counts.reasoning:
+        usage["output_tokens_details"] = {"thinking_tokens": counts.reasoning}
     return {
-        "id": "msg_stub000000000000000001",
+        "id": _made_id("msg_", serial),
         "type": "message",
         "role": "assistant",
         "model": body.get("model"),
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": content,
+        "stop_reason": _stop(reply)[0],
         "stop_sequence": None,
-        "usage": {"input_tokens": _estimate(raw), "output_tokens": 1},
+        "usage": usage,
     }
 
 
-def _chat_reply(body: dict[str, Any], raw: bytes, text: str) -> dict[str, Any]:
-    tokens = _estimate(raw)
+def _chat_reply(body: dict[str, Any], raw: bytes, reply: Reply, serial: int) -> dict[str, Any]:
+    counts = _counts(reply, raw)
+    prompt = counts.input + counts.cache_read + counts.cache_write
+    content = reply.text
+    if content is None and not reply.tool_calls:
+        content = ""
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id or _made_id("call_", serial, index),
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for index, call in enumerate(reply.tool_calls)
+        ]
     return {
-        "id": "chatcmpl-stub0001",
+        "id": _made_id("chatcmpl-", serial),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model"),
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": _stop(reply)[1],
                 "logprobs": None,
             }
         ],
-        "usage": {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1},
-    }
-
-
-def _responses_reply(body: dict[str, Any], raw: bytes, text: str) -> dict[str, Any]:
-    tokens = _estimate(raw)
-    return {
-        "id": "resp_stub0001",
-        "object": "response",
-        "created_at": int(time.time()),
-        "status": "completed",
-        "model": body.get("model"),
-        "instructions": body.get("instructions"),
-        "output": [
-            {
-                "type": "message",
-                "id": "msg_stub0001",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }
-        ],
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "error": None,
-        "incomplete_details": None,
         "usage": {
-            "input_tokens": tokens,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 1,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": tokens + 1,
+            "prompt_tokens": prompt,
+            "completion_tokens": counts.output,
+            "total_tokens": prompt + counts.output,
+            "prompt_tokens_details": {
+                "cached_tokens": counts.cache_read,
+                "cache_write_tokens": counts.cache_write,
+            },
+            "completion_tokens_details": {"reasoning_tokens": counts.reasoning},
         },
     }
+
+
+def _responses_reply(body: dict[str, Any], raw: bytes, reply: Reply, serial: int) -> dict[str, Any]:
+    counts = _counts(reply, raw)
+    incomplete = _stop(reply)[2]
+    status = "completed" if incomplete is None else "incomplete"
+    output: list[dict[str, Any]] = []
+    if reply.thinking is not None:
+        summary = [{"type": "summary_text", "text": reply.thinking}] if reply.thinking else []
+        output.append(
+            {
+                "type": "reasoning",
+                "id": _made_id("rs_", serial),
+                "summary": summary,
+                "encrypted_content": reply.signature,
+            }
+        )
+    if reply.text is not None:
+        output.append(
+            {
+                "type": "message",
+                "id": _made_id("msg_", serial),
+                "status": status,
+                "role": "assistant",
+                "content": [
+                    {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
+                ],
+            }
+        )
+    for index, call in enumerate(reply.tool_calls):
+        output.append(
+            {
+                "type": "function_call",
+                "id": _made_id("fc_", serial, index),
+                "call_id": call.id or _made_id("call_", serial, index),
+                "name": call.name,
+                "arguments": json.dumps(call.arguments),
+                "status": "completed",
+            }
+        )
+    prompt = counts.input + counts.cache_read + counts.cache_write
+    now = int(time.time())
+    return {
+        "id": _made_id("resp_", serial),
+        "object": "response",
+        "created_at": now,
+        "completed_at": now if incomplete is None else None,
+        "status": status,
+        "model": body.get("model"),
+        "instructions": body.get("instructions"),
+        "output": output,
+        "parallel_tool_calls": body.get("parallel_tool_calls", True),
+        "tool_choice": body.get("tool_choice", "auto"),
+        "tools": body.get("tools") or [],
+        "error": None,
+        "incomplete_details": None if incomplete is None else {"reason": incomplete},
+        "usage": {
+            "input_tokens": prompt,
+            "input_tokens_details": {
+                "cached_tokens": counts.cache_read,
+                "cache_write_tokens": counts.cache_write,
+            },
+            "output_tokens": counts.output,
+            "output_tokens_details": {"reasoning_tokens": counts.reasoning},
+            "total_tokens": prompt + counts.output,
+        },
+    }
+
+
+def _chat_stream(body: dict[str, Any], reply: dict[str, Any]) -> list[bytes]:
+    options = body.get("stream_options")
+    include_usage = isinstance(options, dict) and options.get("include_usage") is True
+    return chat_chunks(reply, include_usage=include_usage)
 
 
 @dataclass(frozen=True, slots=True)
 class _Route:
     family: str  # "anthropic" or "openai": which auth header and error shape
     check: Callable[[Any], list[str]]
-    reply: Callable[[dict[str, Any], bytes, str], dict[str, Any]]
-    writes: bool = True  # a model reply, taking a text from the reply_with queue
+    reply: Callable[[dict[str, Any], bytes, Reply, int], dict[str, Any]]
+    # A model reply, taking a Reply from the reply_with queue: how it streams, from the
+    # request body and the whole reply body. None: a count, which neither takes nor streams.
+    stream: Callable[[dict[str, Any], dict[str, Any]], list[bytes]] | None = None
 
 
 ROUTES: dict[str, _Route] = {
-    "/v1/messages": _Route("anthropic", check_anthropic_messages, _anthropic_reply),
+    "/v1/messages": _Route(
+        "anthropic",
+        check_anthropic_messages,
+        _anthropic_reply,
+        lambda body, reply: anthropic_events(reply),
+    ),
     "/v1/messages/count_tokens": _Route(
         "anthropic",
         lambda body: check_anthropic_messages(body, count_tokens=True),
-        lambda body, raw, text: {"input_tokens": _estimate(raw)},
-        writes=False,
+        lambda body, raw, reply, serial: {"input_tokens": _estimate(raw)},
     ),
-    "/v1/chat/completions": _Route("openai", check_openai_chat, _chat_reply),
-    "/v1/responses": _Route("openai", check_openai_responses, _responses_reply),
+    "/v1/chat/completions": _Route("openai", check_openai_chat, _chat_reply, _chat_stream),
+    "/v1/responses": _Route(
+        "openai",
+        check_openai_responses,
+        _responses_reply,
+        lambda body, reply: responses_events(reply),
+    ),
     "/v1/responses/input_tokens": _Route(
         "openai",
         lambda body: check_openai_responses(body, input_tokens=True),
-        lambda body, raw, text: {
+        lambda body, raw, reply, serial: {
             "object": "response.input_tokens",
             "input_tokens": _estimate(raw),
         },
-        writes=False,
     ),
 }
 
@@ -966,6 +1273,17 @@ class Recorded:
     body: Any
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What `StubApi.handle` answers: a status and either a JSON ``body`` or, for a
+    streamed reply, the server-sent ``events`` (already encoded), plus extra headers."""
+
+    status: int
+    body: dict[str, Any] | None = None
+    events: tuple[bytes, ...] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
 class StubApi:
     """The server: start with ``with StubApi() as stub`` (or start/stop); ``url`` is its
     base address. Thread-safe records of requests and violations."""
@@ -974,7 +1292,8 @@ class StubApi:
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self._violations: list[Violation] = []
-        self._replies: list[str] = []
+        self._replies: list[Reply] = []
+        self._serials = itertools.count(1)  # numbers the model replies, for their ids
         self._failures: dict[str, list[tuple[str | None, ScriptedError]]] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -1045,12 +1364,17 @@ class StubApi:
         return [r for r in self.requests if r.path == path]
 
     # --- scripting
-    def reply_with(self, *texts: str) -> None:
-        """Queue reply texts: each successful reply of ``/v1/messages``,
-        ``/v1/chat/completions`` or ``/v1/responses`` takes the next one (whichever
-        endpoint it is); once the queue is empty the replies are ``REPLY_TEXT``."""
+    def reply_with(self, *replies: str | Reply) -> None:
+        """Queue replies, each a text or a `Reply`: each successful reply of
+        ``/v1/messages``, ``/v1/chat/completions`` or ``/v1/responses`` takes the next
+        one (whichever endpoint it is, streamed or not); once the queue is empty the
+        replies are ``REPLY_TEXT``."""
+        queued = [Reply(text=r) if isinstance(r, str) else r for r in replies]
+        for reply in queued:
+            if not isinstance(reply, Reply):
+                raise TypeError(f"reply_with takes texts and Reply objects, not {reply!r}")
         with self._lock:
-            self._replies.extend(texts)
+            self._replies.extend(queued)
 
     def fail_next(
         self, path: str, error: ScriptedError, times: int = 1, *, label: str | None = None
@@ -1068,7 +1392,7 @@ class StubApi:
     def pending(self) -> list[str]:
         """What was scripted and not used yet, one description each (empty: all used)."""
         with self._lock:
-            left = [f"reply text {text!r}" for text in self._replies]
+            left = [f"reply {reply.describe()}" for reply in self._replies]
             for path, errors in self._failures.items():
                 left.extend(
                     f"{path}{f' [{label}]' if label else ''}: HTTP {e.status} {e.message!r}"
@@ -1077,10 +1401,8 @@ class StubApi:
         return left
 
     # --- handling
-    def handle(
-        self, method: str, target: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """(status, JSON body, extra headers) for one request, recording it."""
+    def handle(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Answer:
+        """The answer to one request, recording it."""
         path = urlsplit(target).path
         label = headers.get(LABEL_HEADER, "")
         route = ROUTES.get(path)
@@ -1103,25 +1425,33 @@ class StubApi:
             else:
                 reasons.extend(route.check(body))
         scripted: ScriptedError | None = None
-        text = REPLY_TEXT
+        reply = Reply(text=REPLY_TEXT)
+        serial = 0
         with self._lock:
             self._requests.append(Recorded(path, label, body))
             self._violations.extend(Violation(path, label, r) for r in reasons)
             if not reasons:
                 scripted = self._take_failure(path, label)
-                if scripted is None and route is not None and route.writes and self._replies:
-                    text = self._replies.pop(0)
+                if scripted is None and route is not None and route.stream is not None:
+                    if self._replies:
+                        reply = self._replies.pop(0)
+                    serial = next(self._serials)
         if reasons:
             status = 404 if route is None else 400
             message = "; ".join(reasons)
             if route is not None and route.family == "anthropic":
-                return status, anthropic_error(status, "invalid_request_error", message).body, {}
-            return status, openai_error(status, message).body, {}
+                return Answer(
+                    status, anthropic_error(status, "invalid_request_error", message).body
+                )
+            return Answer(status, openai_error(status, message).body)
         if scripted is not None:
             retry = "true" if scripted.retry else "false"
-            return scripted.status, scripted.body, {"x-should-retry": retry}
+            return Answer(scripted.status, scripted.body, headers={"x-should-retry": retry})
         assert route is not None
-        return 200, route.reply(body, raw, text), {}
+        payload = route.reply(body, raw, reply, serial)
+        if route.stream is not None and body.get("stream") is True:
+            return Answer(200, events=tuple(route.stream(body, payload)))
+        return Answer(200, payload)
 
     def _take_failure(self, path: str, label: str) -> ScriptedError | None:
         """The first failure scripted for this request, removed (the lock is held)."""
@@ -1140,7 +1470,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    # HTTP/1.0: one request per connection, so no handler thread outlives its answer.
+    # HTTP/1.0: one request per connection, so no handler thread outlives its answer,
+    # and a stream ends when the connection closes (no Content-Length).
     protocol_version = "HTTP/1.0"
     server: _Server
 
@@ -1148,16 +1479,28 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, payload, extra = self.server.stub.handle(self.command, self.path, headers, raw)
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        for name, value in extra.items():
+        answer = self.server.stub.handle(self.command, self.path, headers, raw)
+        self.send_response(answer.status)
+        for name, value in answer.headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        if answer.events is None:
+            data = json.dumps(answer.body).encode()
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            for event in answer.events:  # one write each, so they can arrive one by one
+                self.wfile.write(event)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped reading early: closing its stream is its right
 
     do_POST = do_GET = do_PUT = do_DELETE = _serve
 
