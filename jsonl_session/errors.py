@@ -60,3 +60,8 @@ class EntryValidationError(JsonlSessionError):
 class CompactionError(JsonlSessionError):
     """A compaction or branch summary cannot be made: nothing to summarize, no API key
     for the chosen summarizer, or the summarizer failed (the provider's reason is kept)."""
+
+
+class ModelCallError(JsonlSessionError):
+    """A model could not be asked: no provider, model or API key to ask it with, or the
+    API refused the request (its status and reason are kept)."""

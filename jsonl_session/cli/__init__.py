@@ -20,6 +20,7 @@ from jsonl_session.cli import (
     list_cmds,
     maintain_cmds,
     mcp_cmds,
+    resume_cmds,
     stats_cmds,
 )
 from jsonl_session.cli.options import NoCacheOption, Settings
@@ -47,6 +48,7 @@ app.command()(inspect_cmds.tree)
 app.command()(inspect_cmds.context)
 app.command()(stats_cmds.stats)
 app.command()(edit_cmds.fork)
+app.command()(resume_cmds.resume)
 app.command()(convert_cmds.convert)
 app.command()(edit_cmds.branch)
 app.command()(compact_cmds.compact)

@@ -266,21 +266,27 @@ class Session(EntryAppends):
 
     # --- moving the leaf -------------------------------------------------------
 
-    def branch(self, entry_id: str) -> str | None:
+    def branch(self, entry_id: str, *, marker: bool = True) -> str | None:
         """Make ``entry_id`` the active leaf, persistently.
 
         Appends a leaf marker (a ``custom`` entry of type jsonl-session/leaf, child
         of ``entry_id``) so the move survives a restart and pi sees the same branch.
         Returns the marker's id, or None when ``entry_id`` already is the file's leaf
-        (judged after taking in what other writers appended).
+        (judged after taking in what other writers appended). With ``marker=False``
+        the move is in memory only, for a caller about to append there anyway (the
+        new entry then records the branch, as in pi).
         """
-        marker = self._appender.write_entry(
+        if not marker:
+            self._state.require(entry_id)
+            self._state.leaf = entry_id
+            return None
+        marker_id = self._appender.write_entry(
             struct_line(CustomEntry, (entry_id,), {"custom_type": LEAF_MARKER_TYPE}),
             requires=(entry_id,),
             unless_file_leaf_is=entry_id,
         )
         self._state.leaf = entry_id
-        return marker
+        return marker_id
 
     def reset_leaf(self) -> None:
         """The next entry starts a new root (in memory until that entry is appended)."""
