@@ -16,6 +16,7 @@ from jsonl_session.errors import (
     CompactionError,
     EntryValidationError,
     JsonlSessionError,
+    ModelCallError,
     SessionFormatError,
     SessionTreeError,
     SessionWriteError,
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
     from jsonl_session.format.problems import Problem
     from jsonl_session.integrations.mcp_server import mcp_server, serve_mcp
     from jsonl_session.integrations.pydantic_ai_store import SessionFileConversationStore
+    from jsonl_session.integrations.resume import ModelTarget, Turn, take_turn, target_for
     from jsonl_session.messages import message_text
     from jsonl_session.providers.anthropic import to_anthropic
     from jsonl_session.providers.common import ProviderRequest, ToolSpec
@@ -232,6 +234,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "to_openai_chat": ("providers.openai", "to_openai_chat"),
     "to_openai_responses": ("providers.openai", "to_openai_responses"),
     "tool_result": ("providers.replies", "tool_result"),
+    "ModelTarget": ("integrations.resume", "ModelTarget"),
+    "Turn": ("integrations.resume", "Turn"),
+    "take_turn": ("integrations.resume", "take_turn"),
+    "target_for": ("integrations.resume", "target_for"),
     "OnDelta": ("providers.streams", "OnDelta"),
     "afrom_reply": ("providers.streams", "afrom_reply"),
     "from_anthropic": ("providers.streams", "from_anthropic"),
@@ -323,6 +329,8 @@ __all__ = [
     "ImageContent",
     "JsonlSessionError",
     "LoadedFile",
+    "ModelCallError",
+    "ModelTarget",
     "OnDelta",
     "OpenAISummarizer",
     "Problem",
@@ -355,6 +363,7 @@ __all__ = [
     "ToolSpec",
     "TreeIndex",
     "TreeNode",
+    "Turn",
     "UnsyncedWrite",
     "Usage",
     "UsageTotal",
@@ -407,6 +416,8 @@ __all__ = [
     "session_root",
     "session_roots",
     "summarize_branch",
+    "take_turn",
+    "target_for",
     "textconv",
     "to_anthropic",
     "to_json",
