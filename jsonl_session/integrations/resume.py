@@ -201,11 +201,16 @@ def take_turn(
     on_compaction: Callable[[CompactionResult], None] | None = None,
 ) -> Turn:
     """Append ``prompt`` (unless None: then the context is sent as it is), send the
-    context, append the reply. On a context overflow, compact and send once more."""
+    context, append the reply. On a context overflow, compact and send once more. A
+    model other than the session's is recorded first with a model_change, as pi does."""
+    if prompt is not None and not prompt.strip():
+        raise ModelCallError("the prompt is empty")
+    recorded = session.build_context().model or {}
+    if (recorded.get("provider"), recorded.get("modelId")) != (target.provider, target.model):
+        # pi records a switch of model before the turn that uses it
+        session.append_model_change(target.provider, target.model)
     prompt_id = None
     if prompt is not None:
-        if not prompt.strip():
-            raise ModelCallError("the prompt is empty")
         prompt_id = session.append_message(
             {"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": now_ms()}
         )

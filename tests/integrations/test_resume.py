@@ -209,7 +209,11 @@ class TestWhereTheTurnGoes:
         self, stub_api: StubApi, tmp_path: Path
     ) -> None:
         session = make_session(tmp_path)
-        first_user = next(e.id for e in session.entries if e.type == "message")
+        first_user = next(
+            e.id
+            for e in session.entries
+            if e.type == "message" and e.data()["message"]["role"] == "user"
+        )
         count = len(session.entries)
         stub_api.reply_with("Another way.")
         done = resume_cli(stub_api, session.path, "Try again", "--leaf", first_user)
@@ -234,6 +238,18 @@ class TestWhereTheTurnGoes:
 
 
 class TestTakeTurn:
+    def test_a_switch_of_model_is_recorded_before_the_turn(
+        self, stub_api: StubApi, gpt: Any, tmp_path: Path
+    ) -> None:
+        session = make_session(tmp_path)
+        stub_api.reply_with("From the other model.")
+        target = target_for(session, provider="openai", model="gpt-test", client=gpt)
+        turn = take_turn(session, "Go on", target)
+        added = [e.type for e in session.branch_path()][-3:]
+        assert added == ["model_change", "message", "message"]
+        assert session.build_context().model == {"provider": "openai", "modelId": "gpt-test"}
+        assert turn.reply["provider"] == "openai"
+
     def test_the_reply_arrives_in_pieces_and_is_returned_with_its_calls(
         self, stub_api: StubApi, claude: Any, tmp_path: Path
     ) -> None:
