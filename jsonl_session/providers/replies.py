@@ -68,7 +68,9 @@ def plain(value: Any, what: str) -> dict[str, Any]:
         return dict(value)
     dump = getattr(value, "model_dump", None)
     if callable(dump):
-        dumped = dump(mode="json", by_alias=True)
+        # The stream helpers' parsed objects make pydantic warn about their generic
+        # fields; the values dumped are right, and warnings are not the caller's concern.
+        dumped = dump(mode="json", by_alias=True, warnings=False)
         if isinstance(dumped, dict):
             return dumped
     raise EntryValidationError(
