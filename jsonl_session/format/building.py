@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from jsonl_session.errors import EntryValidationError
-from jsonl_session.format.ids import now_timestamp
+from jsonl_session.format.ids import now_ms, now_timestamp
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.model import KNOWN_ROLES, encode, message_from_dict
 
@@ -39,6 +39,9 @@ def message_line(message: dict[str, Any] | msgspec.Struct) -> tuple[Build, str]:
     if not isinstance(data, dict) or not isinstance(data.get("role"), str):
         raise EntryValidationError("a message must be an object with a string 'role'")
     role = data["role"]
+    if role in KNOWN_ROLES and "timestamp" not in data:
+        # pi stamps every message; a caller who leaves it out means "now"
+        data = {**data, "timestamp": now_ms()}
     if role in _DERIVED_ROLES:
         raise EntryValidationError(
             f"role {role!r} is derived when building context; use Session.{_DERIVED_ROLES[role]}"
