@@ -1063,7 +1063,7 @@ class TestBadInput:
             {"content": "no role", "timestamp": 1},
             {"role": "user", "content": 42, "timestamp": 1},
             {"role": 7, "content": "role is not a string", "timestamp": 1},
-            {"role": "user", "content": "no timestamp"},
+            {"role": "user", "content": "a timestamp that is no number", "timestamp": "noon"},
             {"role": "compactionSummary", "summary": "derived", "timestamp": 1},
         ],
     )
@@ -1076,6 +1076,16 @@ class TestBadInput:
             session.append_message(message)
         assert session.path.read_bytes() == before
         assert session.leaf_id == leaf
+
+    def test_a_message_without_a_timestamp_is_stamped_with_the_time_it_is_appended(
+        self, tmp_path: Path
+    ) -> None:
+        session, _, _ = new_session(tmp_path)
+        before = int(time.time() * 1000)
+        entry_id = session.append_message({"role": "user", "content": "when?"})
+        stamped = session.get(entry_id).data()["message"]  # type: ignore[union-attr]
+        assert list(stamped) == ["role", "content", "timestamp"]
+        assert before <= stamped["timestamp"] <= int(time.time() * 1000)
 
     def test_a_malformed_message_before_the_first_write_creates_no_file(
         self, tmp_path: Path
