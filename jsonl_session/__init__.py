@@ -109,6 +109,7 @@ if TYPE_CHECKING:
     )
     from jsonl_session.format.problems import Problem
     from jsonl_session.integrations.mcp_server import mcp_server, serve_mcp
+    from jsonl_session.integrations.openai_agents_store import AgentsSessionFile
     from jsonl_session.integrations.pydantic_ai_store import SessionFileConversationStore
     from jsonl_session.integrations.resume import ModelTarget, Turn, take_turn, target_for
     from jsonl_session.messages import message_text
@@ -270,6 +271,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "summarize_branch": ("compaction", "summarize_branch"),
     "mcp_server": ("integrations.mcp_server", "mcp_server"),
     "serve_mcp": ("integrations.mcp_server", "serve_mcp"),
+    "AgentsSessionFile": ("integrations.openai_agents_store", "AgentsSessionFile"),
     "SessionFileConversationStore": (
         "integrations.pydantic_ai_store",
         "SessionFileConversationStore",
@@ -309,6 +311,7 @@ __all__ = [
     "LEAF_MARKER_TYPE",
     "PRUNE_MARKER_TYPE",
     "SUMMARIZER_NAMES",
+    "AgentsSessionFile",
     "AnthropicSummarizer",
     "AssistantMessage",
     "BashExecutionMessage",
