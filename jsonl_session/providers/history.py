@@ -13,10 +13,10 @@ Owns three steps, all pure and deterministic:
   is renamed, and its results with it.
 - **Repair.** A tool call with no result gets a synthetic error result saying
   none was recorded; a result with no matching call is dropped (so is a second
-  result for the same call); an assistant message with nothing to send (an
-  aborted or failed turn, or an empty one) is dropped, and so is any other
-  message with no content. Every change is reported as a `Repair`, never made
-  silently, and repairing a repaired history changes nothing.
+  result for the same call); an assistant turn that ended in ``error`` or
+  ``aborted`` is dropped even when it has content, as pi drops it (it may be half a
+  reply), and so is any message with no content. Every change is reported as a
+  `Repair`, never made silently, and repairing a repaired history changes nothing.
 
 The input is never changed; new dicts are built where something differs. Merging
 consecutive messages of one role is API-specific and left to the adapters.
@@ -37,6 +37,7 @@ RepairKind = Literal[
     "unknown-role-dropped",
     "empty-message-dropped",
     "empty-assistant-dropped",
+    "failed-turn-dropped",
     "missing-tool-result-added",
     "orphan-tool-result-dropped",
     "duplicate-tool-result-dropped",
@@ -211,6 +212,13 @@ def _repair(
             if reason:
                 detail += f" (stopReason {reason})"
             repairs.append(Repair(kind, index, detail))
+            continue
+        if role == "assistant" and message.get("stopReason") in ("error", "aborted"):
+            # pi never replays a turn that failed or was cut off: its content may be
+            # half a reply (a call without its arguments, reasoning without output)
+            reason = message["stopReason"]
+            detail = f"assistant turn ended in {reason}"
+            repairs.append(Repair("failed-turn-dropped", index, detail))
             continue
         if role == "assistant":
             message = _unique_call_ids(message, used, index, repairs)

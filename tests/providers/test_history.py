@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from builders import assistant_message, user_message
 from builders import history_assistant_calling as assistant_calling
 from builders import history_result as result
@@ -136,11 +137,18 @@ class TestRepair:
         assert [m["role"] for m in history.messages] == ["user", "user"]
         assert "aborted" in history.repairs[0].detail
 
-    def test_an_aborted_turn_with_text_keeps_its_text(self) -> None:
-        partial = assistant_message("half an answer")
-        partial["stopReason"] = "aborted"
-        history = prepare_history([user_message("go"), partial])
-        assert history.messages[-1] is partial and history.repairs == []
+    @pytest.mark.parametrize("reason", ["aborted", "error"])
+    def test_a_turn_that_failed_is_not_replayed_even_with_content(self, reason: str) -> None:
+        partial = assistant_calling("c1")
+        partial["stopReason"] = reason
+        history = prepare_history(
+            [user_message("go"), partial, result("c1"), user_message("again")]
+        )
+        assert [m["role"] for m in history.messages] == ["user", "user"]
+        assert [r.kind for r in history.repairs] == [
+            "failed-turn-dropped",
+            "orphan-tool-result-dropped",
+        ]
 
     def test_the_input_is_not_changed(self) -> None:
         messages = [user_message("go"), assistant_calling("c1"), result("ghost")]
