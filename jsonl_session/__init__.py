@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     from jsonl_session.integrations.pydantic_ai_store import SessionFileConversationStore
     from jsonl_session.integrations.resume import ModelTarget, Turn, take_turn, target_for
     from jsonl_session.messages import message_text
+    from jsonl_session.providers.accumulate import OnDelta
     from jsonl_session.providers.anthropic import to_anthropic
     from jsonl_session.providers.common import ProviderRequest, ToolSpec
     from jsonl_session.providers.counting import count_tokens_anthropic, count_tokens_openai
@@ -120,12 +121,12 @@ if TYPE_CHECKING:
     from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
     from jsonl_session.providers.replies import tool_result
     from jsonl_session.providers.streams import (
-        OnDelta,
         afrom_reply,
         from_anthropic,
         from_openai_chat,
         from_openai_responses,
         from_reply,
+        partial_reply,
     )
     from jsonl_session.session import Session
     from jsonl_session.storage.cache import CacheOption
@@ -239,7 +240,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Turn": ("integrations.resume", "Turn"),
     "take_turn": ("integrations.resume", "take_turn"),
     "target_for": ("integrations.resume", "target_for"),
-    "OnDelta": ("providers.streams", "OnDelta"),
+    "OnDelta": ("providers.accumulate", "OnDelta"),
+    "partial_reply": ("providers.streams", "partial_reply"),
     "afrom_reply": ("providers.streams", "afrom_reply"),
     "from_anthropic": ("providers.streams", "from_anthropic"),
     "from_openai_chat": ("providers.streams", "from_openai_chat"),
@@ -405,6 +407,7 @@ __all__ = [
     "mcp_server",
     "message_from_dict",
     "message_text",
+    "partial_reply",
     "pi_session_root",
     "plan_for",
     "plan_prune",

@@ -8,6 +8,7 @@ and notes on stderr), and stops where the model calls tools, since it runs none.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -77,6 +78,12 @@ def resume(
         base_url=base_url,
         max_tokens=max_tokens,
     )
+    prompts = iter([prompt] if prompt is not None else _lines_of_stdin())
+    first = next(prompts, None)
+    if first is None:
+        return  # no prompt came: nothing to do, nothing written
+    if not first.strip():
+        raise fail("the prompt is empty")
     if fork:
         session = session.fork(start)
         _note(f"forked to {session.path}")
@@ -87,17 +94,26 @@ def resume(
             f"{file}: a {session.dialect} transcript is only read here; "
             "continue it in a pi session with --fork"
         )
-    prompts = [prompt] if prompt is not None else _lines_of_stdin()
     turns = 0
-    for text in prompts:
-        turn = _one_turn(session, text, target, show_thinking)
-        turns += 1
-        if turn.tool_calls:
-            _stop_at_tools(turn)
-            break
-        if turn.reply.get("stopReason") in ("error", "aborted"):
-            reason = turn.reply.get("errorMessage") or turn.reply.get("stopReason")
-            raise fail(f"the reply ended with an error ({reason}); it was recorded")
+    try:
+        for text in itertools.chain([first], prompts):
+            turn = _one_turn(session, text, target, show_thinking)
+            turns += 1
+            if turn.reply.get("stopReason") in ("error", "aborted"):
+                reason = turn.reply.get("errorMessage") or turn.reply.get("stopReason")
+                raise fail(f"the reply ended with an error ({reason}); it was recorded")
+            if turn.tool_calls:
+                _stop_at_tools(turn)
+                break
+    except KeyboardInterrupt:
+        sys.stdout.write("\n")
+        last = session.get(session.leaf_id) if session.leaf_id else None
+        message = last.data().get("message") if last is not None else None
+        if isinstance(message, dict) and message.get("stopReason") == "aborted":
+            _note(f"interrupted: the reply so far is recorded in {session.path} (as aborted)")
+        else:
+            _note("interrupted before the model answered")
+        raise typer.Exit(130) from None
     if turns:
         _note(f"{session.path}: {turns} turn(s) appended; leaf {session.leaf_id}")
 

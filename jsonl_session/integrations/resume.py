@@ -30,12 +30,12 @@ from jsonl_session.compaction.summarizers import (
 from jsonl_session.errors import CompactionError, ModelCallError
 from jsonl_session.format.ids import now_ms
 from jsonl_session.messages import tool_calls
+from jsonl_session.providers.accumulate import OnDelta
 from jsonl_session.providers.anthropic import to_anthropic
 from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
-from jsonl_session.providers.streams import OnDelta, from_reply
+from jsonl_session.providers.streams import from_reply, partial_reply
 
 if TYPE_CHECKING:
-    from jsonl_session.context import SessionContext
     from jsonl_session.session.facade import Session
 
 Provider = Literal["anthropic", "openai"]
@@ -153,38 +153,88 @@ def summarizer_for(target: ModelTarget) -> Summarizer:
     return OpenAISummarizer(target.model, api=target.api, client=target.client)
 
 
-def send(
-    target: ModelTarget, context: SessionContext | list[dict[str, Any]], on_delta: OnDelta | None
-) -> dict[str, Any]:
-    """One streamed request for ``context``; the reply as pi's assistant message."""
-    started = now_ms()
-    options: dict[str, Any] = {"model": target.model, "timestamp": started}
+def open_stream(target: ModelTarget, messages: list[dict[str, Any]]) -> Any:
+    """Send ``messages`` (a context's, perhaps with a prompt not yet written) as one
+    streamed request; the SDK's stream, once the API has taken the request."""
     if target.provider == "anthropic":
-        request = to_anthropic(context).kwargs
-        stream = target.client.messages.create(
+        request = to_anthropic(messages, model=target.model).kwargs
+        return target.client.messages.create(
             model=target.model, max_tokens=target.max_tokens, stream=True, **request
         )
-        return _streamed(stream, on_delta, options)
     if target.api == "chat":
-        request = to_openai_chat(context).kwargs
-        stream = target.client.chat.completions.create(
+        request = to_openai_chat(messages).kwargs
+        return target.client.chat.completions.create(
             model=target.model,
             max_completion_tokens=target.max_tokens,
             stream=True,
             stream_options={"include_usage": True},
             **request,
         )
-        return _streamed(stream, on_delta, options)
-    request = to_openai_responses(context, model=target.model).kwargs
-    stream = target.client.responses.create(
+    request = to_openai_responses(messages, model=target.model).kwargs
+    return target.client.responses.create(
         model=target.model, max_output_tokens=target.max_tokens, stream=True, **request
     )
-    return _streamed(stream, on_delta, options)
 
 
-def _streamed(stream: Any, on_delta: OnDelta | None, options: dict[str, Any]) -> dict[str, Any]:
+class _Turn:
+    """One turn's state: the prompt not yet written, the compaction made, if any."""
+
+    def __init__(
+        self,
+        session: Session,
+        target: ModelTarget,
+        asked: dict[str, Any] | None,
+        summarizer: Summarizer | None,
+        on_compaction: Callable[[CompactionResult], None] | None,
+    ) -> None:
+        self.session, self.target, self.asked = session, target, asked
+        self.summarizer = summarizer
+        self.on_compaction = on_compaction
+        self.compaction: CompactionResult | None = None
+
+    def start(self) -> Any:
+        """The stream; on an overflow, compact and ask once more."""
+        try:
+            return open_stream(self.target, self.messages())
+        except Exception as exc:
+            if not is_context_overflow(exc):
+                raise _refused(self.target, exc) from exc
+            self.compact(exc)
+        try:
+            return open_stream(self.target, self.messages())
+        except Exception as again:
+            raise _refused(self.target, again) from again
+
+    def messages(self) -> list[dict[str, Any]]:
+        pending = [self.asked] if self.asked is not None else []
+        return [*self.session.build_context().messages, *pending]
+
+    def compact(self, overflow: BaseException | str) -> None:
+        try:
+            self.compaction = compact(self.session, self.summarizer or summarizer_for(self.target))
+        except CompactionError as failure:
+            reason = f"the context overflowed and could not be compacted: {failure}"
+            if isinstance(overflow, BaseException):
+                raise ModelCallError(reason) from overflow
+            raise ModelCallError(reason) from None
+        if self.on_compaction is not None:
+            self.on_compaction(self.compaction)
+
+
+def _read(
+    session: Session, stream: Any, target: ModelTarget, on_delta: OnDelta | None, started: int
+) -> dict[str, Any]:
+    """The streamed reply; if the stream breaks, what came is appended, then the error
+    raised (SDK and connection errors as ModelCallError)."""
     try:
-        return from_reply(stream, on_delta=on_delta, **options)
+        return from_reply(stream, on_delta=on_delta, model=target.model, timestamp=started)
+    except BaseException as error:
+        partial = partial_reply(error)
+        if partial is not None:
+            session.append_message(partial)
+        if isinstance(error, Exception):
+            raise _refused(target, error) from error
+        raise
     finally:
         close = getattr(stream, "close", None)
         if callable(close):
@@ -200,46 +250,51 @@ def take_turn(
     summarizer: Summarizer | None = None,
     on_compaction: Callable[[CompactionResult], None] | None = None,
 ) -> Turn:
-    """Append ``prompt`` (unless None: then the context is sent as it is), send the
-    context, append the reply. On a context overflow, compact and send once more. A
-    model other than the session's is recorded first with a model_change, as pi does."""
+    """Send the context with ``prompt`` (None: the context as it is) and append the
+    reply. Nothing is written until the API has taken the request: then the prompt (and,
+    for a model other than the session's, a model_change first, as pi records a switch),
+    then the reply, even one cut short (stop reason error or aborted, before the error
+    is raised). A context overflow, refused or reported in the stream, compacts the
+    session and asks once more. A reply that failed calls no tools."""
     if prompt is not None and not prompt.strip():
         raise ModelCallError("the prompt is empty")
-    recorded = session.build_context().model or {}
-    if (recorded.get("provider"), recorded.get("modelId")) != (target.provider, target.model):
-        # pi records a switch of model before the turn that uses it
-        session.append_model_change(target.provider, target.model)
-    prompt_id = None
+    started = now_ms()
+    asked = None
     if prompt is not None:
-        prompt_id = session.append_message(
-            {"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": now_ms()}
-        )
-    compaction = None
-    try:
-        reply = send(target, session.build_context(), on_delta)
-    except Exception as exc:
-        if not is_context_overflow(exc):
-            raise _refused(target, exc) from exc
-        try:
-            compaction = compact(session, summarizer or summarizer_for(target))
-        except CompactionError as failure:
-            raise ModelCallError(
-                f"the context overflowed and could not be compacted: {failure}"
-            ) from exc
-        if on_compaction is not None:
-            on_compaction(compaction)
-        try:
-            reply = send(target, session.build_context(), on_delta)
-        except Exception as again:
-            raise _refused(target, again) from again
+        asked = {
+            "role": "user",
+            "content": [{"type": "text", "text": prompt}],
+            "timestamp": started,
+        }
+    recorded = session.build_context().model or {}
+    switched = (recorded.get("provider"), recorded.get("modelId")) != (
+        target.provider,
+        target.model,
+    )
+    turn = _Turn(session, target, asked, summarizer, on_compaction)
+    stream = turn.start()
+    if switched:
+        session.append_model_change(target.provider, target.model)
+    prompt_id = session.append_message(asked) if asked is not None else None
+    turn.asked = None  # written: the context holds it from here on
+    reply = _read(session, stream, target, on_delta, started)
+    overflowed = is_context_overflow(str(reply.get("errorMessage") or ""))
+    if reply.get("stopReason") == "error" and overflowed and turn.compaction is None:
+        # the API took the request and said in the stream that it was too long
+        turn.compact(str(reply.get("errorMessage")))
+        reply = _read(session, turn.start(), target, on_delta, now_ms())
     reply_id = session.append_message(reply)
-    return Turn(prompt_id, reply_id, reply, tool_calls(reply), compaction)
+    failed = reply.get("stopReason") in ("error", "aborted")
+    return Turn(prompt_id, reply_id, reply, [] if failed else tool_calls(reply), turn.compaction)
 
 
 def _refused(target: ModelTarget, exc: Exception) -> Exception:
-    """SDK errors as ModelCallError (one line, with the status); others unchanged."""
+    """SDK and connection errors as ModelCallError (one line, with the status)."""
+    if isinstance(exc, ModelCallError):
+        return exc
     status = getattr(exc, "status_code", None)
-    if status is None and not type(exc).__module__.startswith(("anthropic", "openai")):
+    sdk = type(exc).__module__.startswith(("anthropic", "openai", "httpx"))
+    if status is None and not sdk:
         return exc
     where = f" (HTTP {status})" if status else ""
     return ModelCallError(f"{target.provider} refused the request{where}: {exc}")

@@ -37,9 +37,16 @@ def to_anthropic(
     context: ContextLike,
     system: str | None = None,
     tools: Sequence[ToolSpec | dict[str, Any]] | None = None,
+    *,
+    model: str | None = None,
 ) -> ProviderRequest:
     """``messages``, and ``system`` and ``tools`` when there are any, for the Messages
-    API: by default the transcript's prompt and tools (see common.prompt_and_tools)."""
+    API: by default the transcript's prompt and tools (see common.prompt_and_tools).
+
+    Given the ``model`` the request is for, thinking follows pi exactly: it is sent
+    back (signed, or redacted) only in replies that model gave, and left out of every
+    other reply. Without it, signed thinking of any Anthropic reply is sent back and
+    other thinking becomes text."""
     system, specs = prompt_and_tools(context, system, tools)
     history = history_of(context)
     repairs = list(history.repairs)
@@ -48,7 +55,7 @@ def to_anthropic(
     for message, source in zip(history.messages, history.sources, strict=True):
         role = message["role"]
         if role == "assistant":
-            turn = {"role": "assistant", "content": _assistant_blocks(message, ids)}
+            turn = {"role": "assistant", "content": _assistant_blocks(message, ids, model)}
         elif role == "toolResult":
             turn = {"role": "user", "content": [_tool_result(message, ids)]}
         else:
@@ -120,10 +127,15 @@ def _text_or_image(block: Any) -> dict[str, Any] | None:
     return None
 
 
-def _assistant_blocks(message: dict[str, Any], ids: _ToolIds) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    message: dict[str, Any], ids: _ToolIds, model: str | None
+) -> list[dict[str, Any]]:
     # Signatures are only valid where they were made: the Anthropic API itself (pi
-    # also uses the anthropic-messages api for other providers' compatible endpoints).
+    # also uses the anthropic-messages api for other providers' compatible endpoints),
+    # and, when the target is known, the model that made them.
     ours = message.get("api") == API and message.get("provider") == "anthropic"
+    if model is not None:
+        ours = ours and model in (message.get("model"), message.get("responseModel"))
     blocks: list[dict[str, Any]] = []
     for block in message.get("content") or ():
         if not isinstance(block, dict):
@@ -134,6 +146,8 @@ def _assistant_blocks(message: dict[str, Any], ids: _ToolIds) -> list[dict[str, 
             if text.strip():
                 blocks.append({"type": "text", "text": text})
         elif kind == "thinking":
+            if model is not None and not ours:
+                continue  # pi: another model's thinking is neither sent nor shown as text
             converted = _thinking(block, ours)
             if converted is not None:
                 blocks.append(converted)

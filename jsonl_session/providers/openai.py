@@ -274,7 +274,7 @@ def _replayable(message: dict[str, Any], provider: str, model: str | None) -> bo
     return (
         message.get("api") == RESPONSES_API
         and message.get("provider") == provider
-        and (model is None or message.get("model") == model)
+        and (model is None or model in (message.get("model"), message.get("responseModel")))
     )
 
 

@@ -48,7 +48,6 @@ _ANTHROPIC_STOPS = {
     "stop_sequence": "stop",
     "pause_turn": "stop",
     "max_tokens": "length",
-    "model_context_window_exceeded": "length",
     "tool_use": "toolUse",
     "refusal": "error",
 }
@@ -249,7 +248,8 @@ def chat_reply(
         raise EntryValidationError(
             f"the chat completion has {len(choices)} choice(s); choice {choice} does not exist"
         )
-    picked = choices[choice]
+    # the choice numbered ``choice`` (servers may list them in another order)
+    picked = next((c for c in choices if c.get("index") == choice), choices[choice])
     reply = as_dict(picked.get("message"))
     content: list[dict[str, Any]] = []
     for field in ("reasoning_content", "reasoning", "reasoning_text"):
@@ -329,6 +329,8 @@ def responses_reply(
     failure = data.get("error")
     if stop == "error" and isinstance(failure, dict) and failure.get("message"):
         error = str(failure["message"])
+    elif stop == "error" and error is None:
+        error = "Unknown error"  # pi's words for a failure the API did not explain
     if stop == "stop" and any(b["type"] == "toolCall" for b in content):
         stop = "toolUse"
     return _assistant(
@@ -443,6 +445,8 @@ def tool_result(
         call_id, name = _call_id(data), data.get("name")
     elif isinstance(data.get("function"), dict):
         call_id, name = data.get("id"), data["function"].get("name")
+    elif isinstance(data.get("custom"), dict):  # a Chat Completions custom tool call
+        call_id, name = data.get("id"), data["custom"].get("name")
     else:
         raise EntryValidationError(
             "tool_result: the call must be a toolCall block or an SDK tool call "

@@ -60,11 +60,22 @@ class EntryAppends:
         """Append a model's reply as pi's assistant message: an Anthropic ``Message``,
         an OpenAI ``ChatCompletion`` or ``Response``, a dict of one, or a stream of one
         (consumed here; ``on_delta(kind, text)`` sees it arrive). ``model`` is the model
-        asked for (default: the one that answered). See providers/streams.py."""
+        asked for (default: the one that answered). A stream that raises is recorded as
+        far as it came (stop reason error or aborted) before the error propagates. See
+        providers/streams.py."""
         options: dict[str, Any] = {"on_delta": on_delta, "model": model}
         if provider is not None:
             options["provider"] = provider
-        return self.append_message(convert_reply(reply, **options))
+        try:
+            message = convert_reply(reply, **options)
+        except BaseException as error:
+            # A stream that broke off (a dropped connection, Ctrl-C) still said something
+            # the user may have seen: pi records it too, stopped as error or aborted.
+            partial = getattr(error, "partial_reply", None)
+            if isinstance(partial, dict):
+                self.append_message(partial)
+            raise
+        return self.append_message(message)
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         return self._appender.append_struct(ModelChangeEntry, provider=provider, model_id=model_id)

@@ -308,7 +308,9 @@ class Session(EntryAppends):
         """A new session file holding the path root → ``entry_id`` (default: the leaf).
 
         Labels on the path come along; the header's parentSession is this file. The new
-        file is opened with ``cache`` (as in `Session.open`; default: this session's).
+        file is ``path``, else beside this one (another agent's transcript: in the
+        session folder for its cwd, where pi looks). It is opened with ``cache`` (as in
+        `Session.open`; default: this session's).
         """
         self._file.check_copyable()
         target = entry_id if entry_id is not None else self._state.leaf
@@ -316,7 +318,8 @@ class Session(EntryAppends):
             raise SessionTreeError(f"{self.path}: nothing to fork: the session has no entries")
         parent = str(self.path) if self._file.persisted else None
         header = _new_header(self.cwd, parent)
-        new_path = Path(path) if path is not None else _new_file_path(self.path.parent, header)
+        folder = self.path.parent if self.dialect == "pi" else None
+        new_path = Path(path) if path is not None else _new_file_path(folder, header)
         write_fork(
             new_path, header, self._state.path_to(target), self._state.labels, self._file.fsync
         )

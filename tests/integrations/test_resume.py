@@ -150,7 +150,8 @@ class TestResumingWithAnthropic:
         assert "compacted" in done.stderr
         assert done.stdout == "Short answer.\n"
         reopened = Session.open(session.path)
-        assert [e.type for e in reopened.branch_path()][-3:] == ["message", "compaction", "message"]
+        # the prompt is written once the API took the request, after the compaction
+        assert [e.type for e in reopened.branch_path()][-3:] == ["compaction", "message", "message"]
         assert roles(reopened)[:2] == ["system", "compactionSummary"]
         assert len(stub_api.requests_to("/v1/messages")) == 3  # refused, summary, answer
 
@@ -283,3 +284,158 @@ def test_the_file_resume_wrote_is_a_pi_session(stub_api: StubApi, tmp_path: Path
     lines = [json.loads(line) for line in session.path.read_text().splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3
     assert all(line["parentId"] == prev["id"] for prev, line in itertools.pairwise(lines[1:]))
+
+
+class _CutStreams:
+    """A real client whose streams give their first ``keep`` events, then fail."""
+
+    def __init__(self, client: Any, keep: int, error: BaseException) -> None:
+        self.real, self.keep, self.error = client, keep, error
+
+    @property
+    def messages(self) -> Any:
+        return self
+
+    def create(self, **request: Any) -> Any:
+        stream = self.real.messages.create(**request)
+
+        def cut() -> Any:
+            with stream:
+                for n, event in enumerate(stream):
+                    if n == self.keep:
+                        raise self.error
+                    yield event
+
+        return cut()
+
+
+class TestWhatATurnWrites:
+    def test_a_refused_request_writes_nothing(
+        self, stub_api: StubApi, claude: Any, tmp_path: Path
+    ) -> None:
+        from stub_api import anthropic_error
+
+        session = make_session(tmp_path)
+        before = session.path.read_bytes()
+        stub_api.fail_next("/v1/messages", anthropic_error(404, "not_found_error", "model: x"))
+        target = target_for(session, provider="anthropic", model="claude-typo", client=claude)
+        with pytest.raises(ModelCallError, match="HTTP 404"):
+            take_turn(session, "fix the bug", target)
+        assert session.path.read_bytes() == before
+
+    def test_a_stream_that_breaks_is_recorded_as_far_as_it_came(
+        self, stub_api: StubApi, claude: Any, tmp_path: Path
+    ) -> None:
+        import httpx2
+
+        session = make_session(tmp_path)
+        stub_api.reply_with("One two three four five six seven eight nine ten.")
+        dropped = httpx2.RemoteProtocolError("peer closed connection")
+        target = target_for(session, client=_CutStreams(claude, 4, dropped))
+        with pytest.raises(ModelCallError, match="peer closed connection"):
+            take_turn(session, "Count", target)
+        last = Session.open(session.path).build_context().messages[-2:]
+        assert [m["role"] for m in last] == ["user", "assistant"]
+        assert last[1]["stopReason"] == "error" and last[1]["content"][0]["text"].startswith("One")
+
+    def test_a_turn_that_failed_is_not_sent_again(
+        self, stub_api: StubApi, claude: Any, tmp_path: Path
+    ) -> None:
+        session = make_session(tmp_path)
+        stub_api.reply_with(Reply(text="Deleting", tool_calls=[ToolCall("rm", {"path": "/"})]))
+        target = target_for(session, client=_CutStreams(claude, 6, KeyboardInterrupt()))
+        with pytest.raises(KeyboardInterrupt):
+            take_turn(session, "Clean up", target)
+        assert Session.open(session.path).build_context().messages[-1]["stopReason"] == "aborted"
+        stub_api.reply_with("Fine.")
+        turn = take_turn(session, "Never mind", target_for(session, client=claude))
+        sent = stub_api.requests_to("/v1/messages")[-1].body["messages"]
+        assert "Deleting" not in json.dumps(sent)
+        assert turn.tool_calls == []
+
+    def test_a_blank_prompt_with_fork_writes_no_fork(
+        self, stub_api: StubApi, tmp_path: Path
+    ) -> None:
+        session = make_session(tmp_path)
+        done = resume_cli(stub_api, session.path, "   ", "--fork")
+        assert done.returncode == 1 and "the prompt is empty" in done.stderr
+        assert sorted(tmp_path.glob("*.jsonl")) == [session.path]
+
+    def test_no_prompts_on_standard_input_write_nothing(
+        self, stub_api: StubApi, tmp_path: Path
+    ) -> None:
+        session = make_session(tmp_path)
+        before = session.path.read_bytes()
+        done = resume_cli(stub_api, session.path, "--fork", stdin="")
+        assert done.returncode == 0, done.stderr
+        assert sorted(tmp_path.glob("*.jsonl")) == [session.path]
+        assert session.path.read_bytes() == before
+
+
+class _OverflowInStream:
+    """A real OpenAI client whose first Responses stream reports, as the API can,
+    that the input was too long, in a response.failed event."""
+
+    def __init__(self, client: Any) -> None:
+        self.real, self.failed = client, False
+
+    @property
+    def responses(self) -> Any:
+        return self
+
+    def create(self, **request: Any) -> Any:
+        if self.failed or not request.get("stream"):
+            return self.real.responses.create(**request)
+        self.failed = True
+        from openai.types.responses import ResponseStreamEvent
+        from pydantic import TypeAdapter
+
+        response = {
+            "id": "resp_x",
+            "object": "response",
+            "created_at": 1,
+            "model": request["model"],
+            "output": [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "status": "in_progress",
+        }
+        failure = {
+            "code": "invalid_prompt",
+            "message": "Your input exceeds the context window of this model.",
+        }
+        raw = [
+            {"type": "response.created", "sequence_number": 0, "response": response},
+            {
+                "type": "response.failed",
+                "sequence_number": 1,
+                "response": {**response, "status": "failed", "error": failure},
+            },
+        ]
+        adapter: Any = TypeAdapter(ResponseStreamEvent)
+        return iter([adapter.validate_python(event) for event in raw])
+
+
+def test_an_overflow_said_in_the_stream_compacts_and_asks_again(
+    stub_api: StubApi, gpt: Any, tmp_path: Path
+) -> None:
+    session = make_session(tmp_path, "openai", "gpt-test")
+    for n in range(3):
+        session.append_message({"role": "user", "content": "Long notes. " * 9000})
+        session.append_message(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"Noted {n}."}],
+                "api": "openai-responses",
+                "provider": "openai",
+                "model": "gpt-test",
+                "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                "stopReason": "stop",
+            }
+        )
+    stub_api.reply_with("## Goal\nSummary.", "The answer.")
+    turn = take_turn(session, "Go on", target_for(session, client=_OverflowInStream(gpt)))
+    assert turn.compaction is not None and turn.text == "The answer."
+    kinds = [e.type for e in Session.open(session.path).branch_path()][-3:]
+    assert kinds == ["message", "compaction", "message"]

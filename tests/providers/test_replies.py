@@ -6,6 +6,7 @@ reasons, usage, tool results and the errors a wrong input gets.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,12 @@ import pytest
 from jsonl_session import (
     EntryValidationError,
     Session,
+    afrom_reply,
     from_anthropic,
     from_openai_chat,
     from_openai_responses,
     from_reply,
+    partial_reply,
     to_anthropic,
     to_openai_chat,
     to_openai_responses,
@@ -535,3 +538,108 @@ class TestAppendingReplies:
         with pytest.raises(EntryValidationError, match="not a reply this library reads"):
             session.append_response({"text": "hello"})
         assert not session.path.exists()
+
+
+class TestStreamsThatGoWrong:
+    def test_a_stream_that_raises_keeps_what_came_as_its_partial_reply(self) -> None:
+        def broken() -> Any:
+            yield from anthropic_stream_events()[:10]
+            raise ConnectionError("the connection dropped")
+
+        with pytest.raises(ConnectionError) as caught:
+            from_anthropic(broken())
+        partial = partial_reply(caught.value)
+        assert partial is not None
+        assert (
+            partial["stopReason"] == "error" and partial["errorMessage"] == "the connection dropped"
+        )
+        assert partial["content"][-1] == {"type": "text", "text": "Reading "}
+
+    def test_an_interrupted_stream_is_appended_as_aborted_and_the_interrupt_goes_on(
+        self, tmp_path: Path
+    ) -> None:
+        def interrupted() -> Any:
+            yield from anthropic_stream_events()[:10]
+            raise KeyboardInterrupt
+
+        session = Session.create(cwd=tmp_path, session_dir=tmp_path)
+        session.append_message({"role": "user", "content": "Read a.py"})
+        with pytest.raises(KeyboardInterrupt):
+            session.append_response(interrupted())
+        last = Session.open(session.path).build_context().messages[-1]
+        assert last["stopReason"] == "aborted" and last["content"][-1]["text"] == "Reading "
+
+    def test_a_raw_stream_read_from_before_is_refused(self) -> None:
+        events = iter(anthropic_stream_events())
+        next(events)
+        with pytest.raises(EntryValidationError, match="read from before it was handed over"):
+            from_anthropic(events)
+
+    def test_chat_tool_calls_without_an_index_are_told_apart_by_id(self) -> None:
+        base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        call = {"type": "function", "function": {"name": "read", "arguments": '{"path":'}}
+        chunks = [
+            chunk({"tool_calls": [{**call, "id": "call_a"}]}),
+            chunk({"tool_calls": [{"function": {"arguments": '"a"}'}}]}),
+            chunk({"tool_calls": [{**call, "id": "call_b"}]}),
+            chunk({"tool_calls": [{"function": {"arguments": '"b"}'}}]}),
+            chunk({}, "tool_calls"),
+        ]
+        calls = from_openai_chat(chunks)["content"]
+        assert [(c["id"], c["arguments"]) for c in calls] == [
+            ("call_a", {"path": "a"}),
+            ("call_b", {"path": "b"}),
+        ]
+
+    def test_an_empty_first_chunk_leaves_the_model_and_id_to_the_next(self) -> None:
+        chunks = [c.model_dump() for c in chat_stream_chunks()]
+        chunks.insert(0, {**chunks[0], "id": "", "model": "", "choices": []})
+        message = from_openai_chat(chunks)
+        assert (message["model"], message["responseId"]) == ("gpt-4.1", "chatcmpl-9z")
+
+    def test_a_completed_response_with_no_output_keeps_what_streamed(self) -> None:
+        events = [e.model_dump(exclude_none=True) for e in responses_stream_events()]
+        events[-1]["response"] = {**events[-1]["response"], "output": []}
+        message = from_openai_responses(events)
+        assert [b["type"] for b in message["content"]] == ["thinking", "text", "toolCall"]
+
+    def test_a_response_stream_cut_short_keeps_the_text_that_streamed(self) -> None:
+        events = responses_stream_events()[:7]  # the text's two deltas, no item done
+        message = from_openai_responses(events)
+        assert message["stopReason"] == "aborted"
+        assert message["content"][-1]["text"] == "Reading it now."
+
+    def test_an_async_stream_given_to_the_sync_reader_points_to_afrom_reply(
+        self, tmp_path: Path
+    ) -> None:
+        async def events() -> Any:
+            for event in anthropic_stream_events():
+                yield event
+
+        session = Session.create(cwd=tmp_path, session_dir=tmp_path)
+        stream = events()
+        with pytest.raises(EntryValidationError, match="afrom_reply"):
+            session.append_response(stream)
+        assert asyncio.run(afrom_reply(stream))["api"] == "anthropic-messages"
+
+
+class TestThinkingAcrossModels:
+    def test_given_the_target_model_only_its_own_thinking_goes_back_as_pi_sends_it(
+        self, tmp_path: Path
+    ) -> None:
+        session, _ = recorded(tmp_path, anthropic_message())
+        session.append_message(tool_result(anthropic_message().content[3], "a = 1"))
+        context = session.build_context()
+        same = to_anthropic(context, model="claude-sonnet-4-5").kwargs["messages"][1]
+        other = to_anthropic(context, model="claude-opus-5").kwargs["messages"][1]
+        assert [b["type"] for b in same["content"]] == [
+            "thinking",
+            "redacted_thinking",
+            "text",
+            "tool_use",
+        ]
+        assert [b["type"] for b in other["content"]] == ["text", "tool_use"]
