@@ -55,7 +55,11 @@ def to_anthropic(
     for message, source in zip(history.messages, history.sources, strict=True):
         role = message["role"]
         if role == "assistant":
-            turn = {"role": "assistant", "content": _assistant_blocks(message, ids, model)}
+            blocks, left_out = _assistant_blocks(message, ids, model)
+            turn = {"role": "assistant", "content": blocks}
+            if left_out:
+                detail = f"{left_out} thinking block(s) of {message.get('model')}, not {model}"
+                repairs.append(Repair("thinking-dropped", source, detail))
         elif role == "toolResult":
             turn = {"role": "user", "content": [_tool_result(message, ids)]}
         else:
@@ -129,7 +133,9 @@ def _text_or_image(block: Any) -> dict[str, Any] | None:
 
 def _assistant_blocks(
     message: dict[str, Any], ids: _ToolIds, model: str | None
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], int]:
+    """The blocks to send, and how many thinking blocks were left out as another
+    model's."""
     # Signatures are only valid where they were made: the Anthropic API itself (pi
     # also uses the anthropic-messages api for other providers' compatible endpoints),
     # and, when the target is known, the model that made them.
@@ -137,6 +143,7 @@ def _assistant_blocks(
     if model is not None:
         ours = ours and model in (message.get("model"), message.get("responseModel"))
     blocks: list[dict[str, Any]] = []
+    left_out = 0
     for block in message.get("content") or ():
         if not isinstance(block, dict):
             continue
@@ -147,7 +154,8 @@ def _assistant_blocks(
                 blocks.append({"type": "text", "text": text})
         elif kind == "thinking":
             if model is not None and not ours:
-                continue  # pi: another model's thinking is neither sent nor shown as text
+                left_out += 1  # pi: another model's thinking is neither sent nor shown as text
+                continue
             converted = _thinking(block, ours)
             if converted is not None:
                 blocks.append(converted)
@@ -161,7 +169,7 @@ def _assistant_blocks(
                     "input": arguments if isinstance(arguments, dict) else {},
                 }
             )
-    return blocks
+    return blocks, left_out
 
 
 def _thinking(block: dict[str, Any], ours: bool) -> dict[str, Any] | None:

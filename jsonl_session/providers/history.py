@@ -38,6 +38,7 @@ RepairKind = Literal[
     "empty-message-dropped",
     "empty-assistant-dropped",
     "failed-turn-dropped",
+    "thinking-dropped",
     "missing-tool-result-added",
     "orphan-tool-result-dropped",
     "duplicate-tool-result-dropped",

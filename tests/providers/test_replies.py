@@ -643,3 +643,7 @@ class TestThinkingAcrossModels:
             "tool_use",
         ]
         assert [b["type"] for b in other["content"]] == ["text", "tool_use"]
+        repairs = to_anthropic(context, model="claude-opus-5").repairs
+        assert [(r.kind, r.detail) for r in repairs if r.kind == "thinking-dropped"] == [
+            ("thinking-dropped", "2 thinking block(s) of claude-sonnet-4-5, not claude-opus-5")
+        ]
