@@ -63,7 +63,7 @@ def resume(
     Stops when a reply calls tools (they are recorded and named, never run). A context
     overflow compacts the session and asks once more. Keys: ANTHROPIC_API_KEY or
     OPENAI_API_KEY."""
-    from jsonl_session import Session, target_for
+    from jsonl_session import AGENT_NAMES, Session, target_for
 
     session = Session.open(existing_file(file), cache=cache_for(ctx))
     start = session.resolve_id(leaf) if leaf is not None else None
@@ -91,7 +91,8 @@ def resume(
         session.branch(start, marker=False)
     elif session.dialect != "pi":
         raise fail(
-            f"{file}: a {session.dialect} transcript is only read here; "
+            f"{file}: a {AGENT_NAMES.get(session.dialect, session.dialect)} transcript is "
+            "only read here; "
             "continue it in a pi session with --fork"
         )
     turns = 0
