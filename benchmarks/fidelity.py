@@ -1,197 +1,174 @@
 """How much survives repeated compaction with the offline summarizer.
 
-Builds sessions in which facts are planted among ordinary work (files changed by
-tool calls, constraints the user sets, decisions, a failing command, an unresolved
-task), then runs rounds of "more work, compact". After each round it prints the
-context's size before and after compacting (estimated tokens) and the share of all
-facts planted so far that can still be found in the built context, by an exact probe
-string each. Usage: python benchmarks/fidelity.py [ROUNDS] [SESSIONS]
+Builds sessions in which facts are planted among ordinary work: the user's goal
+(after a slash command and a greeting) and later corrections, constraints and
+preferences, decisions the assistant states, files read and changed through many
+tools, commands that fail (some fixed later, some after a compaction), open tasks,
+and noise (narration, headings, routine commands, a slash command) that must not
+reach a summary. Every fact is phrased from a template (fidelity_phrasings.py) with
+a token unique to it; the templates are split by a fixed seed into a tuned half and
+a held-out half, and each half runs its own sessions.
+
+Each round plants facts, adds filler turns, and compacts. After each compaction
+the summary is checked: a fact is kept when its token is in the section it belongs
+to (a goal under Goal, a constraint under Constraints, a failing command under
+Blocked, a fixed one under Done and not Blocked, an open task under Next Steps, a
+changed file in the modified files or a "changed" line; a file read anywhere); noise
+leaks when its token is anywhere in the summary. The table gives, per half and
+round, the share of facts planted so far that are kept, the share of noise that
+leaked, summary lines holding Markdown markup, and the summary's size.
+
+Usage: python benchmarks/fidelity.py [--rounds N] [--sessions N]
+[--half tuned|held-out|both] [--kinds] [--lost]
+(--lost lists lost facts and leaked noise; use it on the tuned half only.)
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import re
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fidelity_phrasings import Half, split
+from fidelity_plant import FILLER_TURNS, Fact, Planter, Writer
+
 from jsonl_session import Session
-from jsonl_session.compaction import CompactionSettings, ExtractiveSummarizer, compact
-from jsonl_session.format.jsonio import dumps
-from jsonl_session.tokens import estimate_messages_tokens
+from jsonl_session.compaction import (
+    CompactionSettings,
+    ExtractiveSummarizer,
+    compact,
+)
 
 SETTINGS = CompactionSettings(keep_recent_tokens=8000)
-FILLER_TURNS = 24
+
+_TAGS = re.compile(r"<(read-files|modified-files)>\n(.*?)</\1>", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class Fact:
-    kind: str
-    probe: str  # text that must appear in the context for the fact to count as kept
+def sections(summary: str) -> dict[str, str]:
+    """The summary's text under each heading (lowercased), and each file list."""
+    found: dict[str, list[str]] = {}
+    for tag, body in _TAGS.findall(summary):
+        found.setdefault(tag, []).append(body)
+    heading = ""
+    for line in _TAGS.sub("", summary).splitlines():
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip().lower()
+            continue
+        found.setdefault(heading, []).append(line)
+    return {k: "\n".join(v).lower() for k, v in found.items()}
 
 
-class Writer:
-    """Appends pi-shaped turns: a user request, tool calls with outputs, an answer."""
+def _under(parts: dict[str, str], token: str, *words: str) -> bool:
+    return any(token in text for name, text in parts.items() if any(w in name for w in words))
 
-    def __init__(self, session: Session, rng: random.Random) -> None:
-        self.session = session
-        self.rng = rng
-        self.calls = 0
 
-    def user(self, text: str) -> None:
-        self.session.append_message({"role": "user", "content": text, "timestamp": 0})
-
-    def assistant(self, text: str, calls: list[tuple[str, dict[str, Any]]] = ()) -> list[str]:  # type: ignore[assignment]
-        ids = []
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-        for name, arguments in calls:
-            self.calls += 1
-            ids.append(f"call_{self.calls}")
-            content.append(
-                {"type": "toolCall", "id": ids[-1], "name": name, "arguments": arguments}
-            )
-        usage = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
-        self.session.append_message(
-            {
-                "role": "assistant",
-                "content": content,
-                "api": "anthropic-messages",
-                "provider": "anthropic",
-                "model": "claude-sonnet-4-5",
-                "usage": usage,
-                "stopReason": "toolUse" if calls else "stop",
-                "timestamp": 0,
-            }
+def kept(fact: Fact, summary: str, parts: dict[str, str]) -> bool:
+    token = fact.token
+    if fact.kind in ("goal", "correction"):
+        return _under(parts, token, "goal", "original request")
+    if fact.kind == "constraint":
+        return _under(parts, token, "constraint")
+    if fact.kind == "decision":
+        return _under(parts, token, "decision")
+    if fact.kind == "open task":
+        return _under(parts, token, "next")
+    if fact.kind == "file read":
+        return token in summary.lower()
+    if fact.kind == "file changed":
+        lines = summary.lower().splitlines()
+        return token in parts.get("modified-files", "") or any(
+            token in line and re.search(r"chang|modif|edit|wrote", line) for line in lines
         )
-        return ids
-
-    def result(self, call_id: str, name: str, output: str, error: bool = False) -> None:
-        self.session.append_message(
-            {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": name,
-                "content": [{"type": "text", "text": output}],
-                "isError": error,
-                "timestamp": 0,
-            }
-        )
-
-    def filler_turn(self, n: int) -> None:
-        module = f"pkg/module_{self.rng.randint(1, 400)}.py"
-        self.user(f"Look at {module} and tidy up the helper functions, step {n}.")
-        (read_id,) = self.assistant("Reading the module first.", [("read", {"path": module})])
-        size = self.rng.choice([300, 300, 800, 2500, 6000])
-        self.result(read_id, "read", _code(self.rng, size))
-        (run_id,) = self.assistant(
-            "Running the unit tests.", [("bash", {"command": f"pytest -q tests/unit_{n}.py"})]
-        )
-        self.result(run_id, "bash", f"{self.rng.randint(5, 60)} passed in 0.4s\nexit code 0")
-        self.assistant(f"Tidied {module}; the tests pass.")
+    if fact.kind == "failing command":
+        return _under(parts, token, "blocked")
+    if fact.kind == "fixed command":
+        return not _under(parts, token, "blocked") and _under(parts, token, "done", "progress")
+    return token not in summary.lower()  # noise: kept out
 
 
-def _code(rng: random.Random, size: int) -> str:
-    words = ["def", "return", "value", "items", "self", "for", "in", "if", "None", "result"]
-    return " ".join(rng.choice(words) for _ in range(size // 5))[:size]
-
-
-def plant(writer: Writer, round_number: int) -> list[Fact]:
-    """Facts for one round: a changed file, a constraint, a decision, a failing
-    command, an unresolved task and a preference said plainly, each with a probe
-    unique to the round."""
-    r = round_number
-    path = f"src/billing/invoice_{r}_7731.py"
-    writer.user(
-        f"Round {r}: the invoice totals are off. Never round intermediate sums in round {r}."
+def markup_lines(summary: str) -> int:
+    """Lines of the summary body (not its headings or file lists) that hold Markdown."""
+    body = _TAGS.sub("", summary).splitlines()
+    return sum(
+        1
+        for line in body
+        if not line.startswith("#")
+        and ("**" in line or "```" in line or re.match(r"^\s*[-*\d.]+\s+(#|- )", line))
     )
-    (edit_id,) = writer.assistant(
-        f"I'll use Decimal instead of float for the totals in round {r}.",
-        [("edit", {"path": path, "oldText": "float(", "newText": "Decimal("})],
-    )
-    writer.result(edit_id, "edit", f"Successfully replaced text in {path}.")
-    (test_id,) = writer.assistant(
-        "Running the tax tests.", [("bash", {"command": f"pytest tests/test_tax_{r}.py"})]
-    )
-    writer.result(
-        test_id,
-        "bash",
-        f"F\nAssertionError: expected 19.0{r} got 19.1{r}\n1 failed in 0.2s\nexit code 1",
-        error=True,
-    )
-    writer.user(f"TODO: add a retry with backoff to fetch_rates_{r}() later.")
-    writer.assistant("Noted; I will come back to the retry.")
-    # Said without any of the words the offline summarizer looks for: a hard case.
-    writer.user(f"Tabs, not spaces, in Makefile_{r}.")
-    writer.assistant("Understood.")
-    return [
-        Fact("file modified", path),
-        Fact("user constraint", f"Never round intermediate sums in round {r}"),
-        Fact("decision", f"Decimal instead of float for the totals in round {r}"),
-        Fact("failing command", f"expected 19.0{r} got 19.1{r}"),
-        Fact("unresolved task", f"retry with backoff to fetch_rates_{r}()"),
-        Fact("preference without a marker word", f"Tabs, not spaces, in Makefile_{r}"),
-    ]
 
 
-def run(path: Path, rounds: int, seed: int) -> list[dict[str, Any]]:
+def run(path: Path, half: Half, rounds: int, seed: int) -> list[dict[str, Any]]:
     session = Session.create(cwd="/bench", session_dir=path.parent, fsync="never")
-    writer = Writer(session, random.Random(seed))
-    planted: list[Fact] = []
+    rng = random.Random(seed)
+    planter = Planter(Writer(session, rng), split(half), rng)
     rows = []
-    for round_number in range(1, rounds + 1):
-        planted += plant(writer, round_number)
-        for n in range(FILLER_TURNS):
-            writer.filler_turn(round_number * 100 + n)
-        before = estimate_messages_tokens(session.build_context().messages)
-        started = time.perf_counter()
+    for number in range(1, rounds + 1):
+        planter.round(number, number == rounds)
         result = compact(session, ExtractiveSummarizer(), SETTINGS)
-        seconds = time.perf_counter() - started
-        text = dumps(session.build_context().to_dict()).decode()
-        kept = [fact for fact in planted if fact.probe in text]
+        parts = sections(result.summary)
         rows.append(
             {
-                "round": round_number,
-                "before": before,
-                "after": result.tokens_after,
-                "summary": len(result.summary),
-                "kept": len(kept),
-                "planted": len(planted),
-                "lost": [f"{f.kind}: {f.probe}" for f in planted if f not in kept],
-                "seconds": seconds,
+                "round": number,
+                "facts": [(f, kept(f, result.summary, parts)) for f in planter.facts],
+                "chars": len(result.summary),
+                "markup": markup_lines(result.summary),
             }
         )
     return rows
 
 
+def _share(flags: list[bool]) -> str:
+    return f"{sum(flags)}/{len(flags)} {sum(flags) / max(len(flags), 1):>4.0%}"
+
+
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    sessions = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    print(f"offline summarizer, keep_recent_tokens={SETTINGS.keep_recent_tokens}, ")
-    print(f"{FILLER_TURNS} filler turns and 6 planted facts per round, {sessions} sessions\n")
-    totals: dict[int, list[tuple[int, int, int, int]]] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for seed in range(sessions):
-            for row in run(Path(folder) / f"s{seed}.jsonl", rounds, seed):
-                totals.setdefault(row["round"], []).append(
-                    (row["before"], row["after"], row["kept"], row["planted"])
-                )
-                for lost in row["lost"]:
-                    print(f"  session {seed} round {row['round']}: lost {lost}")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sessions", type=int, default=3)
+    parser.add_argument("--half", choices=("tuned", "held-out", "both"), default="both")
+    parser.add_argument("--kinds", action="store_true", help="retention per kind of fact")
+    parser.add_argument("--lost", action="store_true", help="list lost facts and leaked noise")
+    args = parser.parse_args()
+    halves: list[Half] = ["tuned", "held-out"] if args.half == "both" else [args.half]
     print(
-        f"{'round':>5} {'tokens before':>14} {'tokens after':>13} {'ratio':>6} {'facts kept':>11}"
+        f"offline summarizer, keep_recent_tokens={SETTINGS.keep_recent_tokens}, "
+        f"{FILLER_TURNS} filler turns a round, {args.sessions} sessions a half\n"
     )
-    for round_number, values in sorted(totals.items()):
-        before = sum(v[0] for v in values) // len(values)
-        after = sum(v[1] for v in values) // len(values)
-        kept = sum(v[2] for v in values)
-        planted = sum(v[3] for v in values)
-        print(
-            f"{round_number:>5} {before:>14,} {after:>13,} {after / before:>6.2f} "
-            f"{kept:>4}/{planted:<4} {kept / planted:>5.0%}"
-        )
+    heading = ("half", "round", "facts kept", "noise leaked", "markup", "chars")
+    print("{:<9} {:>5} {:>16} {:>14} {:>7} {:>7}".format(*heading))
+    per_kind: dict[tuple[str, int, str], list[int]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for half in halves:
+            table: dict[int, list[Any]] = {}
+            for seed in range(args.sessions):
+                for row in run(Path(folder) / f"{half}-{seed}.jsonl", half, args.rounds, seed):
+                    table.setdefault(row["round"], []).append(row)
+                    for fact, ok in row["facts"]:
+                        counts = per_kind.setdefault((half, row["round"], fact.kind), [0, 0])
+                        counts[0] += ok
+                        counts[1] += 1
+                        if args.lost and not ok and row["round"] == args.rounds:
+                            print(f"  {half} session {seed}: lost {fact.kind} {fact.token}")
+            for number, rows in sorted(table.items()):
+                facts = [ok for r in rows for f, ok in r["facts"] if f.kind != "noise"]
+                noise = [not ok for r in rows for f, ok in r["facts"] if f.kind == "noise"]
+                markup = sum(r["markup"] for r in rows)
+                chars = sum(r["chars"] for r in rows) // len(rows)
+                print(
+                    f"{half:<9} {number:>5} {_share(facts):>16} {_share(noise):>14} "
+                    f"{markup:>7} {chars:>7,}"
+                )
+    if args.kinds:
+        print(f"\n{'half':<9} {'round':>5} {'kind':<16} {'kept':>9}")
+        for (half, number, kind), (ok, total) in sorted(per_kind.items()):
+            if number in (1, 3, 5) or number == args.rounds:
+                print(f"{half:<9} {number:>5} {kind:<16} {ok:>4}/{total:<4} {ok / total:>4.0%}")
 
 
 if __name__ == "__main__":
