@@ -12,10 +12,12 @@ import importlib
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from jsonl_session._version import __version__ as __version__
 from jsonl_session.errors import (
     CompactionError,
     EntryValidationError,
     JsonlSessionError,
+    MissingExtra,
     ModelCallError,
     SessionFormatError,
     SessionTreeError,
@@ -108,6 +110,7 @@ if TYPE_CHECKING:
         message_from_dict,
     )
     from jsonl_session.format.problems import Problem
+    from jsonl_session.format.schema import schema_path
     from jsonl_session.integrations.mcp_server import mcp_server, serve_mcp
     from jsonl_session.integrations.openai_agents_store import AgentsSessionFile
     from jsonl_session.integrations.pydantic_ai_store import SessionFileConversationStore
@@ -180,6 +183,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "UserMessage": ("format.model", "UserMessage"),
     "message_from_dict": ("format.model", "message_from_dict"),
     "Problem": ("format.problems", "Problem"),
+    "schema_path": ("format.schema", "schema_path"),
     "StoredEntry": ("format.entry", "StoredEntry"),
     "to_json": ("format.jsonio", "dumps"),
     "CacheOption": ("storage.cache", "CacheOption"),
@@ -334,6 +338,7 @@ __all__ = [
     "ImageContent",
     "JsonlSessionError",
     "LoadedFile",
+    "MissingExtra",
     "ModelCallError",
     "ModelTarget",
     "OnDelta",
@@ -414,6 +419,7 @@ __all__ = [
     "prune",
     "recorded_usage",
     "redact_text",
+    "schema_path",
     "search_sessions",
     "serve_mcp",
     "session_dir_for",

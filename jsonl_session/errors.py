@@ -1,5 +1,6 @@
 """The exception hierarchy: one base, a few specific subclasses, all of them here
-(UnsyncedWrite too, which storage/store.py raises).
+(UnsyncedWrite too, which storage/store.py raises, and MissingExtra, which
+extras.py raises).
 
 Every error names what it can: the file, the line, the entry. The CLI turns these
 into one line on stderr; nothing else in the library raises bare exceptions on
@@ -65,3 +66,16 @@ class CompactionError(JsonlSessionError):
 class ModelCallError(JsonlSessionError):
     """A model could not be asked: no provider, model or API key to ask it with, or the
     API refused the request (its status and reason are kept)."""
+
+
+class MissingExtra(JsonlSessionError, ModuleNotFoundError):
+    """A feature needs a package that comes with one of the optional extras, and it is
+    not installed. The message names the feature and the ``pip install`` line; it is
+    also a ModuleNotFoundError, so ``except ImportError`` keeps working."""
+
+    def __init__(self, feature: str, extra: str, package: str, module: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs {package}: pip install 'jsonl-session[{extra}]'", name=module
+        )

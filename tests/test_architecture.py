@@ -23,7 +23,9 @@ NAME = "jsonl_session"
 
 # Layer of each top-level part of the package; equal numbers share a layer.
 LAYERS: dict[str, int] = {
+    "_version": 0,
     "errors": 0,
+    "extras": 0,
     "format": 1,
     "storage": 2,
     "tree": 3,

@@ -9,6 +9,8 @@ kept on Typer's context (options.Settings). Nothing in the library imports this 
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from jsonl_session.cli import (
@@ -35,8 +37,26 @@ app = typer.Typer(
 )
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from jsonl_session import __version__
+
+        typer.echo(f"jsonl-session {__version__}")
+        raise typer.Exit()
+
+
+VersionOption = Annotated[
+    bool,
+    typer.Option(
+        "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+    ),
+]
+
+
 @app.callback()
-def _everywhere(ctx: typer.Context, no_cache: NoCacheOption = False) -> None:
+def _everywhere(
+    ctx: typer.Context, no_cache: NoCacheOption = False, version: VersionOption = False
+) -> None:
     ctx.obj = Settings(no_cache=no_cache)
 
 

@@ -11,12 +11,14 @@ execute.py's.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from jsonl_session.compaction.extractive import ExtractiveSummarizer
 from jsonl_session.compaction.prompts import SYSTEM_PROMPT, SummaryTask, prompt_for
 from jsonl_session.errors import CompactionError
+from jsonl_session.extras import needs_extra
 from jsonl_session.providers.anthropic import to_anthropic
 from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
 
@@ -50,6 +52,13 @@ def _api_key(given: str | None, variable: str) -> str:
     return key
 
 
+def _installed(sdk: str) -> bool:
+    try:
+        return importlib.util.find_spec(sdk) is not None
+    except (ImportError, ValueError):  # blocked, or set to None in sys.modules
+        return False
+
+
 def _failed(provider: str, exc: Exception) -> CompactionError:
     status = getattr(exc, "status_code", None)
     where = f" (HTTP {status})" if status else ""
@@ -73,14 +82,15 @@ class AnthropicSummarizer:
     ) -> None:
         self.model = model or DEFAULT_ANTHROPIC_MODEL
         if client is None:
+            with needs_extra("anthropic", "the anthropic summarizer"):
+                import anthropic
             key = _api_key(api_key, ANTHROPIC_KEY_VARIABLE)
-            import anthropic
-
             client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout)
         self.client = client
 
     def summarize(self, task: SummaryTask) -> str:
-        import anthropic
+        with needs_extra("anthropic", "the anthropic summarizer"):
+            import anthropic
 
         request = to_anthropic(_prompt_message(task), system=SYSTEM_PROMPT)
         try:
@@ -116,14 +126,15 @@ class OpenAISummarizer:
         self.model = model or DEFAULT_OPENAI_MODEL
         self.api = api
         if client is None:
+            with needs_extra("openai", "the openai summarizer"):
+                import openai
             key = _api_key(api_key, OPENAI_KEY_VARIABLE)
-            import openai
-
             client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout)
         self.client = client
 
     def summarize(self, task: SummaryTask) -> str:
-        import openai
+        with needs_extra("openai", "the openai summarizer"):
+            import openai
 
         messages = _prompt_message(task)
         try:
@@ -150,12 +161,13 @@ def _non_empty(text: str, provider: str, reason: str) -> str:
 
 
 def choose_summarizer(name: str = "auto", model: str | None = None) -> Summarizer:
-    """A summarizer by name. ``auto`` takes Anthropic when ``ANTHROPIC_API_KEY`` is set,
-    else OpenAI when ``OPENAI_API_KEY`` is, else the offline extractive one."""
+    """A summarizer by name. ``auto`` takes Anthropic when ``ANTHROPIC_API_KEY`` is set
+    and its SDK installed, else OpenAI when ``OPENAI_API_KEY`` is and its SDK, else the
+    offline extractive one. Naming a provider whose SDK is missing is MissingExtra."""
     if name == "auto":
-        if os.environ.get(ANTHROPIC_KEY_VARIABLE):
+        if os.environ.get(ANTHROPIC_KEY_VARIABLE) and _installed("anthropic"):
             name = "anthropic"
-        elif os.environ.get(OPENAI_KEY_VARIABLE):
+        elif os.environ.get(OPENAI_KEY_VARIABLE) and _installed("openai"):
             name = "openai"
         else:
             name = "offline"

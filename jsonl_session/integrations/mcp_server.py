@@ -17,12 +17,13 @@ the SDK) rather than strings it would look up in this module's globals.
 """
 
 import contextlib
-import importlib.metadata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from jsonl_session._version import __version__
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.extras import needs_extra
 from jsonl_session.integrations.history import (
     DEFAULT_CONTEXT_CHARS,
     DEFAULT_LIST_LIMIT,
@@ -38,10 +39,6 @@ if TYPE_CHECKING:
 SERVER_NAME = "jsonl-session"
 READ_TOOLS = ("list_sessions", "search_sessions", "show_session", "read_context", "read_tree")
 WRITE_TOOLS = ("label_entry", "name_session", "fork_session")
-MISSING_SDK = (
-    "the MCP server needs the official mcp SDK (2.3 or later), an optional extra: "
-    "pip install 'jsonl-session[mcp]'"
-)
 
 Agent = Literal["pi", "claude", "codex"]
 
@@ -66,7 +63,7 @@ def mcp_server(
     server: MCPServer[Any] = MCPServer(
         name=SERVER_NAME,
         instructions=_instructions(history, allow_writes),
-        version=_version(),
+        version=__version__,
         log_level="WARNING",
     )
     _add_read_tools(server, history)
@@ -88,17 +85,8 @@ def serve_mcp(
 
 
 def _require_sdk() -> None:
-    try:
+    with needs_extra("mcp", "the MCP server"):
         import mcp.server.mcpserver  # noqa: F401
-    except ImportError as exc:
-        raise JsonlSessionError(MISSING_SDK) from exc
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("jsonl-session")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def _instructions(history: SessionHistory, allow_writes: bool) -> str:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from jsonl_session.context import Projection
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.extras import needs_extra
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.ids import now_ms
 from jsonl_session.format.model import LEAF_MARKER_TYPE
@@ -66,7 +67,6 @@ ITEM_TYPE = "openai-agents/item"
 """customType of the entries holding items pi has no message shape for."""
 ROLE_KEY = "openaiRole"
 """On a system message this store wrote: the item's role, ``system`` or ``developer``."""
-EXTRA = "jsonl-session[openai-agents]"
 
 Item = dict[str, Any]
 
@@ -304,12 +304,8 @@ class AgentsSessionFile:
 
 
 def _settings_type() -> type[SessionSettings]:
-    try:
+    with needs_extra("openai-agents", "the openai-agents session store"):
         from agents.memory import SessionSettings
-    except ModuleNotFoundError as exc:
-        raise JsonlSessionError(
-            f"the openai-agents session store needs the openai-agents SDK: pip install '{EXTRA}'"
-        ) from exc
     return SessionSettings
 
 

@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-try:
+from jsonl_session.extras import needs_extra
+
+with needs_extra("pydantic-ai", "the pydantic-ai session store"):
     import pydantic
     from pydantic_ai.conversation_store import (
         ConversationConflict,
@@ -46,11 +48,6 @@ try:
     from pydantic_ai.messages import ModelRequest
     from pydantic_ai.tools import DeferredToolRequests
     from pydantic_ai.usage import RunUsage
-except ModuleNotFoundError as exc:  # say which extra brings it
-    raise ModuleNotFoundError(
-        "the pydantic-ai session store needs pydantic-ai: pip install 'jsonl-session[pydantic-ai]'",
-        name=exc.name,
-    ) from exc
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.format.entry import StoredEntry

@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-try:
+from jsonl_session.extras import needs_extra
+
+with needs_extra("pydantic-ai", "the pydantic-ai session store"):
     from pydantic_ai.messages import (
         ERROR_OUTCOMES,
         BaseToolReturnPart,
@@ -49,11 +51,6 @@ try:
         UserPromptPart,
     )
     from pydantic_ai.usage import RequestUsage
-except ModuleNotFoundError as exc:  # say which extra brings it
-    raise ModuleNotFoundError(
-        "the pydantic-ai session store needs pydantic-ai: pip install 'jsonl-session[pydantic-ai]'",
-        name=exc.name,
-    ) from exc
 
 PAYLOAD_KEY = "pydanticAi"
 """The extra field of a pi message written here: ``{"entry", "message"}`` on the last pi

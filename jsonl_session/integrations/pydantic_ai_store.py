@@ -22,7 +22,9 @@ from pathlib import Path
 
 from msgspec import UNSET
 
-try:
+from jsonl_session.extras import needs_extra
+
+with needs_extra("pydantic-ai", "the pydantic-ai session store"):
     from pydantic_ai.conversation_store import (
         ConversationConflict,
         ConversationEntry,
@@ -30,11 +32,6 @@ try:
         ConversationStore,
     )
     from pydantic_ai.exceptions import UserError
-except ModuleNotFoundError as exc:  # say which extra brings it
-    raise ModuleNotFoundError(
-        "the pydantic-ai session store needs pydantic-ai: pip install 'jsonl-session[pydantic-ai]'",
-        name=exc.name,
-    ) from exc
 
 from jsonl_session.errors import JsonlSessionError, SessionWriteError
 from jsonl_session.format.ids import file_timestamp, now_timestamp

@@ -28,6 +28,7 @@ from jsonl_session.compaction.summarizers import (
     Summarizer,
 )
 from jsonl_session.errors import CompactionError, ModelCallError
+from jsonl_session.extras import needs_extra
 from jsonl_session.format.ids import now_ms
 from jsonl_session.messages import tool_calls
 from jsonl_session.providers.accumulate import OnDelta
@@ -134,16 +135,20 @@ def _described(model: dict[str, Any]) -> str:
 
 def _client(provider: str, api_key: str | None, base_url: str | None) -> Any:
     variable = ANTHROPIC_KEY_VARIABLE if provider == "anthropic" else OPENAI_KEY_VARIABLE
-    key = api_key or os.environ.get(variable)
+    if provider == "anthropic":
+        with needs_extra("anthropic", "the anthropic provider"):
+            import anthropic
+        return anthropic.Anthropic(api_key=_key(provider, api_key, variable), base_url=base_url)
+    with needs_extra("openai", "the openai provider"):
+        import openai
+    return openai.OpenAI(api_key=_key(provider, api_key, variable), base_url=base_url)
+
+
+def _key(provider: str, given: str | None, variable: str) -> str:
+    key = given or os.environ.get(variable)
     if not key:
         raise ModelCallError(f"no API key for {provider}: set {variable}")
-    if provider == "anthropic":
-        import anthropic
-
-        return anthropic.Anthropic(api_key=key, base_url=base_url)
-    import openai
-
-    return openai.OpenAI(api_key=key, base_url=base_url)
+    return key
 
 
 def summarizer_for(target: ModelTarget) -> Summarizer:

@@ -1,4 +1,6 @@
-"""Write spec/schema/session.schema.json from the typed model in jsonl_session.format.model.
+"""Write spec/schema/session.schema.json from the typed model in jsonl_session.format.model,
+and the same text to jsonl_session/format/session.schema.json, the copy the wheel ships
+(jsonl_session.schema_path() finds it).
 
 The schema describes one line of a session file: the header, one of the nine entry
 types, or an entry of a type this version does not know (which readers keep). Agent
@@ -6,8 +8,8 @@ messages and content blocks are reachable through ``$defs``. The text is written
 with sorted keys, an indent of 2 and a trailing newline, so it only changes when the
 model does.
 
-    python spec/schema/generate.py          # write the file
-    python spec/schema/generate.py --check  # exit 1 if the file on disk differs
+    python spec/schema/generate.py          # write both files
+    python spec/schema/generate.py --check  # exit 1 if either file on disk differs
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 TARGET = HERE / "session.schema.json"
+PACKAGED = HERE.parent.parent / "jsonl_session" / "format" / "session.schema.json"
+TARGETS = (TARGET, PACKAGED)
 REF_TEMPLATE = "#/$defs/{name}"
 GENERATE_COMMAND = "python spec/schema/generate.py"
 
@@ -112,7 +117,8 @@ def render() -> str:
     return json.dumps(build_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def main(argv: list[str] | None = None, target: Path = TARGET) -> int:
+def main(argv: list[str] | None = None, target: Path | None = None) -> int:
+    """Write (or with ``--check``, compare) ``target``, by default both TARGETS."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--check",
@@ -120,18 +126,21 @@ def main(argv: list[str] | None = None, target: Path = TARGET) -> int:
         help="do not write; exit 1 if the file on disk differs from the generated text",
     )
     args = parser.parse_args(argv)
+    targets: Sequence[Path] = TARGETS if target is None else (target,)
     text = render()
     if args.check:
-        current = target.read_text(encoding="utf-8") if target.exists() else None
-        if current != text:
+        stale = [
+            t for t in targets if (t.read_text(encoding="utf-8") if t.exists() else None) != text
+        ]
+        for path in stale:
             print(
-                f"{target} differs from what jsonl_session.format.model generates; "
+                f"{path} differs from what jsonl_session.format.model generates; "
                 f"run `{GENERATE_COMMAND}`",
                 file=sys.stderr,
             )
-            return 1
-        return 0
-    target.write_text(text, encoding="utf-8")
+        return 1 if stale else 0
+    for path in targets:
+        path.write_text(text, encoding="utf-8")
     return 0
 
 
