@@ -10,8 +10,6 @@ conftest.py.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import re
 import subprocess
@@ -24,6 +22,7 @@ import orjson
 from builders import assistant_message, user_message
 
 from jsonl_session import Session
+from jsonl_session.storage import portable
 
 ENTRY_ID_RE = re.compile(r"^[0-9a-f]{8}$")
 TIMESTAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -253,11 +252,6 @@ def try_lock(path: Path) -> bool:
     """Whether a second, independent open of ``path`` can take the exclusive lock now."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        assert exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
-        return False
-    else:
-        return True
+        return portable.try_lock(fd)  # the lock store.py takes, the same way
     finally:
         os.close(fd)

@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from jsonl_session.storage.paths import ensure_dir, user_folder
+from jsonl_session.storage.portable import pread
 
 CacheOption = bool | str | Path | None
 """Where to cache: None or True for the default folder, False for no cache, or a folder."""
@@ -99,9 +100,9 @@ class Seen(msgspec.Struct, array_like=True, frozen=True):
 
 
 def _hashes(fd: int, covered: int) -> tuple[bytes, bytes]:
-    head = os.pread(fd, min(covered, _TAIL_BYTES), 0)
+    head = pread(fd, min(covered, _TAIL_BYTES), 0)
     start = max(0, covered - _TAIL_BYTES)
-    tail = os.pread(fd, covered - start, start)
+    tail = pread(fd, covered - start, start)
     return _digest(head), _digest(tail)
 
 

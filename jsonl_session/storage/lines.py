@@ -18,6 +18,7 @@ from typing import Any
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.storage.portable import pread
 
 BOM = b"\xef\xbb\xbf"
 BOM_PROBLEM = (
@@ -114,7 +115,7 @@ class LineSource:
     def read(self, offset: int, length: int) -> bytes:
         """``length`` bytes at ``offset`` and the one byte after them (if any)."""
         try:
-            return os.pread(self.fd, length + 1, offset)
+            return pread(self.fd, length + 1, offset)
         except OSError as exc:
             raise SessionFormatError(
                 self.path, None, f"cannot read: {exc.strerror or exc}"

@@ -35,6 +35,7 @@ from jsonl_session.storage.lines import (
     first_line,
     split_lines,
 )
+from jsonl_session.storage.portable import BINARY, NONBLOCK
 from jsonl_session.storage.reading import (
     CHUNK_BYTES,
     BadLine,
@@ -116,8 +117,8 @@ def load_entries(path: Path | str, *, cache: CacheOption = None) -> LoadedFile:
     """
     file_path = Path(path)
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer (regular files ignore it).
-        fd = os.open(file_path, os.O_RDONLY | os.O_NONBLOCK)
+        # NONBLOCK: opening a FIFO must not wait for a writer (regular files ignore it).
+        fd = os.open(file_path, os.O_RDONLY | NONBLOCK | BINARY)
     except FileNotFoundError:
         raise SessionFormatError(file_path, None, "no such file") from None
     except IsADirectoryError:

@@ -9,16 +9,17 @@ a backup; sidecars and backups are created exclusively and never follow links. I
 does not decide *what* to write (session/) or when to seal and rewrite (writer.py),
 and never parses entries (loader.py); where session files live is paths.py's.
 
-Locking uses ``fcntl.flock`` (POSIX). After taking the lock the writer checks that
-the path still names the inode it locked, because a rewrite renames a new file
-into place; if not, it reopens and locks again. Other programs (pi) append without
-a lock; the rules below are written so that such a writer never loses a line.
+The lock is portable.py's (filelock: ``flock`` on POSIX, ``LockFileEx`` on Windows;
+it also holds the other calls that differ, and says what Windows lacks). After
+taking the lock the writer checks that the path still names the inode it locked,
+because a rewrite renames a new file into place; if not, it reopens and locks again.
+Other programs (pi) append without a lock; the rules below are written so that such
+a writer never loses a line.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 import tempfile
@@ -32,6 +33,14 @@ from typing import Literal
 from jsonl_session.errors import SessionWriteError, UnsyncedWrite
 from jsonl_session.format.jsonio import NotJson, decode_any
 from jsonl_session.storage.paths import ensure_dir
+from jsonl_session.storage.portable import (
+    BINARY,
+    NOFOLLOW,
+    close_locked,
+    lock_exclusive,
+    pread,
+    set_mode,
+)
 
 FsyncPolicy = Literal["always", "never"]
 FSYNC_POLICIES: tuple[FsyncPolicy, ...] = ("always", "never")
@@ -93,7 +102,7 @@ def _create_exclusive(path: Path, data: bytes, sync: bool) -> None:
     """Create ``path`` exclusively (never through a link) with ``data``; on failure
     remove what was created, so no partial file stays behind. Raises
     FileExistsError when the name is taken (by anything, a dangling link included)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | BINARY
     fd = os.open(path, flags, FILE_MODE)
     try:
         _write_all(fd, data)
@@ -110,7 +119,7 @@ def _write_temp(folder: Path, data: bytes, sync: bool, mode: int) -> str:
     """A new temporary file in ``folder`` holding ``data``; its path."""
     fd, temp = tempfile.mkstemp(dir=folder, prefix=".jsonl-session-", suffix=".tmp")
     try:
-        os.fchmod(fd, mode)
+        set_mode(fd, temp, mode)
         _write_all(fd, data)
         if sync:
             os.fsync(fd)
@@ -132,7 +141,7 @@ def _write_all(fd: int, data: bytes) -> None:
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
+    except OSError:  # Windows opens no folder this way; there is nothing to sync
         return
     try:
         os.fsync(fd)
@@ -204,14 +213,14 @@ class LockedFile:
         return os.fstat(self.fd).st_size
 
     def byte_at(self, offset: int) -> bytes:
-        return os.pread(self.fd, 1, offset)
+        return pread(self.fd, 1, offset)
 
     def read_from(self, offset: int) -> bytes:
         """Bytes from ``offset`` to the end (for picking up other writers' lines)."""
         chunks: list[bytes] = []
         position = offset
         while True:
-            chunk = os.pread(self.fd, 1 << 20, position)
+            chunk = pread(self.fd, 1 << 20, position)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
@@ -228,7 +237,7 @@ class LockedFile:
         """
         info = os.fstat(self.fd)
         size = info.st_size
-        if size == 0 or os.pread(self.fd, 1, size - 1) == b"\n":
+        if size == 0 or pread(self.fd, 1, size - 1) == b"\n":
             return SealResult()
         start = self._start_of_last_line(size)
         fragment = self.read_from(start)
@@ -259,7 +268,7 @@ class LockedFile:
         end = size
         while end > 0:
             begin = max(0, end - _TAIL_PROBE)
-            chunk = os.pread(self.fd, end - begin, begin)
+            chunk = pread(self.fd, end - begin, begin)
             newline = chunk.rfind(b"\n")
             if newline != -1:
                 return begin + newline + 1
@@ -294,7 +303,7 @@ class LockedFile:
         return start
 
     def read_range(self, offset: int, length: int) -> bytes:
-        return os.pread(self.fd, length, offset) if length > 0 else b""
+        return pread(self.fd, length, offset) if length > 0 else b""
 
     def _undo_partial(self, start: int, end: int) -> None:
         try:
@@ -343,7 +352,7 @@ class LockedFile:
         # lines to it (now the backup): carry the whole ones over.
         late = self.read_from(built_from)
         late = late[: late.rfind(b"\n") + 1]
-        os.close(self.fd)  # releases the lock on the old inode, now the backup
+        close_locked(self.fd)  # the lock on the old inode, now the backup, goes
         self.fd = new_fd
         if late:
             self.append(late if data.endswith(b"\n") else b"\n" + late)
@@ -353,21 +362,21 @@ class LockedFile:
 def _open_locked(path: Path) -> int:
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | BINARY)
         except FileNotFoundError:
             raise SessionWriteError(f"{path}: the session file no longer exists") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock_exclusive(fd)
             try:
                 same = os.stat(path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
                 same = False
         except BaseException:
-            os.close(fd)
+            close_locked(fd)
             raise
         if same:
             return fd
-        os.close(fd)  # renamed over while we waited: lock the file now at the path
+        close_locked(fd)  # renamed over while we waited: lock the file now at the path
 
 
 @contextmanager
@@ -383,4 +392,4 @@ def locked(path: Path, fsync: FsyncPolicy = "always") -> Iterator[LockedFile]:
     try:
         yield handle
     finally:
-        os.close(handle.fd)
+        close_locked(handle.fd)
