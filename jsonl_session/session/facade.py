@@ -216,8 +216,21 @@ class Session(EntryAppends):
         )
 
     def children(self, entry_id: str | None) -> list[StoredEntry]:
-        """Direct children of an entry (None: the roots), in file order."""
-        return self._state.index.children(entry_id)
+        """Direct children of an entry (None: the roots), in file order. Leaf markers
+        (our bookkeeping, see `branch`) are left out; an entry appended under one
+        counts as a child of the marker's entry."""
+        index = self._state.index
+        found: list[StoredEntry] = []
+        pending = list(index.children(entry_id))
+        seen: set[str] = set()
+        while pending:
+            entry = pending.pop(0)
+            if not entry.is_leaf_marker:
+                found.append(entry)
+            elif entry.id not in seen:  # a cycle of markers: each looked through once
+                seen.add(entry.id)
+                pending.extend(index.children(entry.id))
+        return sorted(found, key=lambda entry: entry.line)
 
     def roots(self) -> list[StoredEntry]:
         return self._state.index.roots()

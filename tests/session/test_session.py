@@ -840,10 +840,32 @@ class TestTreeQueries:
 
     def test_children_are_listed_in_file_order(self, tree: tuple[Session, dict[str, str]]) -> None:
         session, ids = tree
-        kids = session.children(ids["a1"])
-        plain = [e.id for e in kids if not e.is_leaf_marker]
-        assert plain == [ids["u2"], ids["u3"]]
+        kids = session.children(ids["a1"])  # the leaf marker of branch() is left out
+        assert [e.id for e in kids] == [ids["u2"], ids["u3"]]
         assert [e.id for e in session.children(None)] == [ids["u1"]]
+        assert [e.id for e in Session.open(session.path).children(ids["a1"])] == [
+            ids["u2"],
+            ids["u3"],
+        ]
+
+    def test_an_entry_appended_under_a_leaf_marker_is_a_child_of_its_entry(
+        self, tree: tuple[Session, dict[str, str]]
+    ) -> None:
+        session, ids = tree
+        marker = session.branch(ids["u1"])
+        assert marker is not None
+        # pi takes the marker (the last entry) for the leaf and appends under it
+        later = session.append_custom_message("note", "after the marker")
+        with open(session.path, "rb+") as handle:
+            lines = handle.read().splitlines(keepends=True)
+            last = orjson.loads(lines[-1])
+            last["parentId"] = marker
+            handle.seek(0)
+            handle.truncate()
+            handle.writelines([*lines[:-1], orjson.dumps(last) + b"\n"])
+        reopened = Session.open(session.path)
+        assert [e.id for e in reopened.children(ids["u1"])] == [ids["a1"], later]
+        assert reopened.get(marker) is not None  # still an entry, for get()
 
     def test_branch_path_runs_from_the_root(self, tree: tuple[Session, dict[str, str]]) -> None:
         session, ids = tree
