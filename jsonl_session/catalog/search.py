@@ -1,18 +1,24 @@
-"""Full-text search over sessions: user and assistant message text and session names.
+"""Full-text search over sessions: user and assistant message text and session names,
+and with ``tools=True`` tool output too (toolResult messages, pi's bashExecution
+command and output).
 
 Substring search, case-insensitive (str.lower on both sides). A line is decoded
 only when its bytes could hold the query (for an ASCII query, its lower-cased bytes
 must contain it), so a search costs little more than reading the files. Which files
 to search is listing.py's job; this module reads them and builds results with
 snippets. Text from content is messages.py's; keeping texts between runs is
-storage/cache.py's.
+storage/cache.py's (tool output in a record of its own, kept only once searched).
+A hit in a version-1 file, whose entries have no ids on disk, carries the id that
+reading the file gives the entry (derived from the session id and the line, so
+`Session.open` and every command name it the same way).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +30,7 @@ from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import text_parts
 from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
 from jsonl_session.storage.lines import after_line, first_line, split_lines
+from jsonl_session.storage.loader import load_entries
 
 SNIPPET_CHARS = 60
 
@@ -35,7 +42,7 @@ class SearchHit:
     entry_id: str | None  # None when the session's name matched
     line: int
     timestamp: str | None
-    role: str  # "user", "assistant" or "name"
+    role: str  # "user", "assistant", "name"; with tools, "toolResult", "bashExecution"
     snippet: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,7 +58,8 @@ class SearchHit:
 
 
 class _Text(msgspec.Struct, array_like=True):
-    """A searchable text of one line: a user or assistant message, or a name."""
+    """A searchable text of one line: a user or assistant message or a name, or
+    (searched with tools) a tool's output."""
 
     line: int
     entry_id: str | None
@@ -67,29 +75,49 @@ class _SearchRecord(msgspec.Struct, array_like=True):
 
 
 def search_sessions(
-    query: str, files: Iterable[Path], *, cache: CacheOption = None
+    query: str,
+    files: Iterable[Path],
+    *,
+    tools: bool = False,
+    limit: int | None = None,
+    cache: CacheOption = None,
 ) -> Iterator[SearchHit]:
-    """Hits for ``query`` in each file, in file order. With a cache (storage/cache.py), a
-    file's texts are kept there, so searching it again reads only what was appended."""
+    """Hits for ``query`` in each file, in file order; ``tools``: in tool output too;
+    ``limit``: at most that many. With a cache (storage/cache.py), a file's texts are
+    kept there, so searching it again reads only what was appended."""
     if not query.strip():
         raise JsonlSessionError("the search query is empty")
+    hits = _search(query, files, tools, cache)
+    return hits if limit is None else itertools.islice(hits, limit)
+
+
+def _search(
+    query: str, files: Iterable[Path], tools: bool, cache: CacheOption
+) -> Iterator[SearchHit]:
     root = cache_root(cache)
-    records = RecordCache(root, "search", _SearchRecord) if root is not None else None
+    kinds = ("search", "search-tools") if tools else ("search",)
+    records = [RecordCache(root, kind, _SearchRecord) for kind in kinds] if root else None
     for path in files:
         try:
-            foreign = _foreign_texts(path)
+            foreign = _foreign_texts(path, tools)
             if foreign is not None:  # another agent's file: searched as read, never cached
                 yield from _hits(query, path, *foreign)
             elif records is None:
-                yield from search_bytes(query, path, path.read_bytes())
+                yield from search_bytes(query, path, path.read_bytes(), tools=tools)
             else:
-                session_id, texts = _cached_texts(path, records)
-                yield from _hits(query, path, session_id, texts)
+                texts: list[_Text] = []
+                for record, of_tools in zip(records, (False, True), strict=False):
+                    session_id, found = _cached_texts(path, record, of_tools)
+                    texts.extend(found)
+                texts.sort(key=lambda text: text.line)
+                yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
         except OSError:
             continue  # listed with its problem by `list`; nothing to search
 
 
-def search_bytes(query: str, path: Path, data: bytes) -> Iterator[SearchHit]:
+def search_bytes(
+    query: str, path: Path, data: bytes, *, tools: bool = False
+) -> Iterator[SearchHit]:
     """Hits in a file's bytes; only lines whose bytes could hold the query are decoded."""
     needle = query.lower()
     ascii_needle = needle.encode() if needle.isascii() and _plain(needle) else None
@@ -98,11 +126,32 @@ def search_bytes(query: str, path: Path, data: bytes) -> Iterator[SearchHit]:
         return
     session_id = _session_id(header.raw)
     start = after_line(data, header)
-    texts = _texts(data[start:], start, header.number + 1, ascii_needle)
-    yield from _hits(query, path, session_id, texts)
+    region = data[start:]
+    texts = _texts(region, start, header.number + 1, ascii_needle)
+    if tools:
+        texts += _texts(region, start, header.number + 1, ascii_needle, tools=True)
+        texts.sort(key=lambda text: text.line)
+    yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
 
 
-def _foreign_texts(path: Path) -> tuple[str | None, list[_Text]] | None:
+def _with_ids(path: Path, hits: list[SearchHit]) -> list[SearchHit]:
+    """``hits`` with the ids reading the file gives entries that have none on disk
+    (version 1); as they were when the file cannot be read as a session."""
+    if all(hit.entry_id is not None or hit.role == "name" for hit in hits):
+        return hits
+    try:
+        ids = {entry.line: entry.id for entry in load_entries(path, cache=False).entries}
+    except JsonlSessionError:
+        return hits
+    return [
+        replace(hit, entry_id=ids.get(hit.line))
+        if hit.entry_id is None and hit.role != "name"
+        else hit
+        for hit in hits
+    ]
+
+
+def _foreign_texts(path: Path, tools: bool = False) -> tuple[str | None, list[_Text]] | None:
     """The texts of another agent's file (Claude Code, Codex), from the pi entries its
     dialect reader makes, each at its source line; None for a pi file (or one no
     reader knows)."""
@@ -118,7 +167,13 @@ def _foreign_texts(path: Path) -> tuple[str | None, list[_Text]] | None:
     loaded = read_foreign(data, path)
     if loaded is None:
         return None
-    texts = [text for entry in loaded.entries for text in _texts(entry.raw, 0, entry.line)]
+    kinds = (False, True) if tools else (False,)
+    texts = [
+        text
+        for entry in loaded.entries
+        for kind in kinds
+        for text in _texts(entry.raw, 0, entry.line, tools=kind)
+    ]
     session_id = loaded.header.get("id")
     return (session_id if isinstance(session_id, str) else None), texts
 
@@ -127,8 +182,10 @@ _HEAD_BYTES = 64 << 10
 
 
 def _cached_texts(
-    path: Path, records: RecordCache[_SearchRecord]
+    path: Path, records: RecordCache[_SearchRecord], tools: bool
 ) -> tuple[str | None, list[_Text]]:
+    """The texts of a pi file, from its record brought up to date; ``tools``: the
+    tool output (a record of its own), else the messages and names."""
     with open(path, "rb") as handle:
         fd = handle.fileno()
         found = records.load(path, fd)
@@ -140,7 +197,7 @@ def _cached_texts(
             session_id = _session_id(header.raw)
             start = after_line(data, header)
             cut = max(start, data.rfind(b"\n") + 1)
-            kept = _texts(data[start:cut], start, header.number + 1)
+            kept = _texts(data[start:cut], start, header.number + 1, tools=tools)
             next_number = header.number + 1 + data.count(b"\n", start, cut)
             record = _SearchRecord(session_id, kept, next_number)
             if header.terminated:  # a header without its newline may still grow
@@ -151,11 +208,11 @@ def _cached_texts(
             data = handle.read()
             cut = data.rfind(b"\n") + 1
             if cut:
-                added = _texts(data[:cut], mark.covered, record.next_number)
+                added = _texts(data[:cut], mark.covered, record.next_number, tools=tools)
                 next_number = record.next_number + data.count(b"\n", 0, cut)
                 record = _SearchRecord(record.session_id, record.texts + added, next_number)
                 records.save(path, stamp(fd, mark.covered + cut), record)
-    tail = _texts(data[cut:], -1, record.next_number)
+    tail = _texts(data[cut:], -1, record.next_number, tools=tools)
     return record.session_id, record.texts + tail
 
 
@@ -183,10 +240,16 @@ def _session_id(raw: bytes) -> str | None:
 
 
 def _texts(
-    region: bytes, base_offset: int, first_number: int, needle: bytes | None = None
+    region: bytes,
+    base_offset: int,
+    first_number: int,
+    needle: bytes | None = None,
+    *,
+    tools: bool = False,
 ) -> list[_Text]:
-    """The searchable texts of the lines in ``region``; with an ASCII ``needle``,
-    only of lines whose text may hold it (see _may_hold)."""
+    """The searchable texts of the lines in ``region``: messages and names, or with
+    ``tools`` the tool output; with an ASCII ``needle``, only of lines whose text may
+    hold it (see _may_hold)."""
     out: list[_Text] = []
     for line in split_lines(region, base_offset=base_offset, first_number=first_number):
         if needle is not None and not _may_hold(line.raw, needle):
@@ -195,7 +258,14 @@ def _texts(
             envelope = decode_envelope(line.raw)
         except (NotJson, NotAnObject):
             continue
-        if envelope.type == "session_info":
+        if tools:
+            if envelope.type == "message" and envelope.role in TOOL_ROLES:
+                joined = _tool_text(loads_object(line.raw))
+                if joined:
+                    stamp_ = _str(envelope.timestamp)
+                    role = str(envelope.role)
+                    out.append(_Text(line.number, _str(envelope.id), stamp_, role, joined))
+        elif envelope.type == "session_info":
             name = loads_object(line.raw).get("name")
             if isinstance(name, str):
                 out.append(_Text(line.number, None, _str(envelope.timestamp), "name", name))
@@ -235,6 +305,22 @@ def _object(raw: bytes) -> dict[str, Any] | None:
         return loads_object(raw)
     except (NotJson, NotAnObject):
         return None
+
+
+TOOL_ROLES = ("toolResult", "bashExecution")
+
+
+def _tool_text(entry: dict[str, Any]) -> str | None:
+    """A tool's output as one text: a toolResult's text blocks, or a bashExecution's
+    command and output."""
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    if message.get("role") == "bashExecution":
+        parts = [message.get("command"), message.get("output")]
+        return "\n".join(part for part in parts if isinstance(part, str)) or None
+    texts = text_parts(message.get("content"))
+    return "\n".join(texts) if texts else None
 
 
 def _joined(entry: dict[str, Any]) -> str | None:
