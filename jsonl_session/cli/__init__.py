@@ -3,8 +3,10 @@
 One module per command group; what they share (options, settings, output, errors)
 is in options.py. Commands call the public API, importing what they use when they
 run, so starting the CLI imports only typer and these modules; they turn library
-errors into one line on stderr (exit 1). Options given before the command name are
-kept on Typer's context (options.Settings). Nothing in the library imports this package.
+errors into one line on stderr (exit 1), and a mistake on the command line is one
+line too (exit 2; commands.py). Shell completion is Typer's (--install-completion,
+--show-completion). Options given before the command name are kept on Typer's
+context (options.Settings). Nothing in the library imports this package.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from jsonl_session.cli import (
     resume_cmds,
     stats_cmds,
 )
+from jsonl_session.cli.commands import Commands
 from jsonl_session.cli.options import NoCacheOption, Settings
 
 app = typer.Typer(
@@ -32,8 +35,9 @@ app = typer.Typer(
     help="Inspect, fork, branch, label, compact, migrate and repair append-only JSONL sessions "
     "(pi session format v3).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    cls=Commands,
 )
 
 
