@@ -7,23 +7,24 @@ summarizer options shared with `branch --summarize`, and the spinner, are in opt
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jsonl_session.cli.inputs import session_file, telling_rewrites
 from jsonl_session.cli.options import (
     DryRunOption,
-    FileArg,
     InstructionsOption,
     JsonOption,
     ModelOption,
     SummarizerOption,
     cache_for,
-    existing_file,
-    fail,
     out,
     print_json,
     reports_errors,
+    shown,
+    usage,
     working,
 )
 
@@ -36,7 +37,12 @@ if TYPE_CHECKING:
 @reports_errors
 def compact(
     ctx: typer.Context,
-    file: FileArg,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A session .jsonl file (with --dry-run, - for standard input).", readable=False
+        ),
+    ],
     summarizer: SummarizerOption = "auto",
     model: ModelOption = None,
     keep_recent_tokens: Annotated[
@@ -78,8 +84,11 @@ def compact(
     from jsonl_session import compact as compact_session
 
     if prune_outputs and (instructions or model or summarizer != "auto"):
-        raise fail("--prune writes no summary: leave out --summarizer, --model and --instructions")
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+        raise usage("--prune writes no summary: leave out --summarizer, --model and --instructions")
+    if summarizer not in SUMMARIZER_NAMES:
+        raise usage(f"unknown summarizer {summarizer!r}: use one of {', '.join(SUMMARIZER_NAMES)}")
+    path = session_file(ctx, file, writes=None if dry_run else "appends to FILE")
+    session = Session.open(path, cache=cache_for(ctx))
     if prune_outputs:
         _prune(session, dry_run, as_json)
         return
@@ -92,8 +101,6 @@ def compact(
     )
     plan = plan_for(session, settings)
     kept = _kept_ids(session, plan)
-    if summarizer not in SUMMARIZER_NAMES:
-        raise fail(f"unknown summarizer {summarizer!r}: use one of {', '.join(SUMMARIZER_NAMES)}")
     if dry_run:
         if as_json:
             print_json({**plan.to_dict(), "keep": kept})
@@ -102,7 +109,7 @@ def compact(
         return
     chosen = choose_summarizer(summarizer, model)
     before = session.token_breakdown()
-    with working(chosen, "summarizing"):
+    with telling_rewrites(session), working(chosen, "summarizing"):
         result = compact_session(session, chosen, settings, instructions)
     after = session.token_breakdown()
     if as_json:
@@ -131,7 +138,8 @@ def _prune(session: Session, dry_run: bool, as_json: bool) -> None:
                 f"minimum {settings.minimum_tokens:,})"
             )
         return
-    result = prune(session, settings)
+    with telling_rewrites(session):
+        result = prune(session, settings)
     if as_json:
         print_json(
             {
@@ -157,7 +165,8 @@ def _print_plan(session: Session, plan: CompactionPlan, kept: list[str]) -> None
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=f"compaction plan for {session.path}", show_header=False, box=None)
+    title = f"compaction plan for {shown(session.path)}"
+    table = Table(title=title, show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()
     rows: list[tuple[str, str]] = [

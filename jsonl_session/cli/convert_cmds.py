@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
+from jsonl_session.cli.inputs import session_file
 from jsonl_session.cli.options import (
     FileArg,
     JsonOption,
     cache_for,
-    existing_file,
     out,
     print_json,
     reports_errors,
@@ -44,7 +44,8 @@ def convert(
     from jsonl_session import Session
     from jsonl_session import convert as convert_session
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    path = session_file(ctx, file, writes="records FILE's path in the new file")
+    session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     done = convert_session(session, to, output, leaf_id=leaf_id, cache=cache_for(ctx))
     report(done, as_json)

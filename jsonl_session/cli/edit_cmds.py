@@ -2,7 +2,9 @@
 with a summary of the branch left), label, name, and edit (what an entry shows the
 model on this branch).
 
-Each appends entries (or writes a new file); none rewrites existing lines. The
+Each appends entries (or writes a new file); none rewrites existing lines, except
+that the library first rewrites a file of an older version as version 3 (keeping a
+backup), which the command then says on stderr (inputs.telling_rewrites). The
 library is imported when a command runs; shared options are in options.py.
 """
 
@@ -13,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from jsonl_session.cli.inputs import session_file, telling_rewrites
 from jsonl_session.cli.options import (
     FileArg,
     IdArg,
@@ -21,11 +24,10 @@ from jsonl_session.cli.options import (
     ModelOption,
     SummarizerOption,
     cache_for,
-    existing_file,
-    fail,
     out,
     print_json,
     reports_errors,
+    usage,
     working,
 )
 
@@ -55,7 +57,8 @@ def fork(
 
     from jsonl_session import Session, convert
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    path = session_file(ctx, file, writes="records FILE as the new file's parent")
+    session = Session.open(path, cache=cache_for(ctx))
     entry_id = session.resolve_id(at) if at is not None else None
     if to == "pi":
         forked = session.fork(entry_id, output, cache=cache_for(ctx))
@@ -81,26 +84,34 @@ def branch(
         typer.Option(
             "--summarize",
             help="Summarize the branch being left and append the summary at the entry "
-            "(--summarizer, --model, --instructions and --json go with it).",
+            "(--summarizer, --model and --instructions go with it).",
         ),
     ] = False,
     summarizer: SummarizerOption = "auto",
     model: ModelOption = None,
     instructions: InstructionsOption = None,
-    as_json: JsonOption = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print JSON for scripts: {leafId, markerId} (markerId null when nothing "
+            "was written); with --summarize, the summary's result.",
+        ),
+    ] = False,
 ) -> None:
     """Make an earlier entry the active leaf; the move is saved in the file."""
     from jsonl_session import Session
 
-    if not summarize and (instructions or model or summarizer != "auto" or as_json):
-        raise fail("--summarizer, --model, --instructions and --json go with --summarize")
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    if not summarize and (instructions or model or summarizer != "auto"):
+        raise usage("--summarizer, --model and --instructions go with --summarize")
+    path = session_file(ctx, file, writes="appends to FILE")
+    session = Session.open(path, cache=cache_for(ctx))
     entry_id = session.resolve_id(entry)
     if summarize:
         from jsonl_session import choose_summarizer, summarize_branch
 
         chosen = choose_summarizer(summarizer, model)
-        with working(chosen, "summarizing the branch"):
+        with telling_rewrites(session), working(chosen, "summarizing the branch"):
             result = summarize_branch(session, entry_id, chosen, instructions=instructions)
         if as_json:
             print_json(result.to_dict())
@@ -111,8 +122,11 @@ def branch(
                 f"{result.entry_id} at {entry_id}"
             )
         return
-    marker = session.branch(entry_id)
-    if marker is None:
+    with telling_rewrites(session):
+        marker = session.branch(entry_id)
+    if as_json:
+        print_json({"leafId": entry_id, "markerId": marker})
+    elif marker is None:
         out().print(f"{entry_id} is already the active leaf; nothing written")
     else:
         out().print(f"active leaf is now {entry_id} (marker {marker} appended)")
@@ -124,14 +138,28 @@ def label(
     file: FileArg,
     entry: IdArg,
     text: Annotated[str | None, typer.Argument(help="Label text; leave out to clear.")] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print JSON for scripts: {entryId, label, labelEntryId} (label null "
+            "when cleared).",
+        ),
+    ] = False,
 ) -> None:
     """Set the label of an entry, or clear it when no text is given."""
     from jsonl_session import Session
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    path = session_file(ctx, file, writes="appends to FILE")
+    session = Session.open(path, cache=cache_for(ctx))
     entry_id = session.resolve_id(entry)
-    session.append_label(entry_id, text)
-    if text:
+    with telling_rewrites(session):
+        label_id = session.append_label(entry_id, text)
+    if as_json:
+        print_json(
+            {"entryId": entry_id, "label": session.labels.get(entry_id), "labelEntryId": label_id}
+        )
+    elif text:
         out().print(f"labelled {entry_id} {text!r}")
     else:
         out().print(f"cleared the label of {entry_id}")
@@ -142,13 +170,25 @@ def name(
     ctx: typer.Context,
     file: FileArg,
     text: Annotated[str, typer.Argument(help="The session's name; empty clears it.")],
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print JSON for scripts: {name, entryId} (name null when cleared).",
+        ),
+    ] = False,
 ) -> None:
     """Name the session (appends a session_info entry)."""
     from jsonl_session import Session
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
-    session.append_session_info(text)
-    out().print(f"named {text.strip()!r}" if text.strip() else "cleared the name")
+    path = session_file(ctx, file, writes="appends to FILE")
+    session = Session.open(path, cache=cache_for(ctx))
+    with telling_rewrites(session):
+        info_id = session.append_session_info(text)
+    if as_json:
+        print_json({"name": session.name, "entryId": info_id})
+    else:
+        out().print(f"named {text.strip()!r}" if text.strip() else "cleared the name")
 
 
 @reports_errors
@@ -185,13 +225,15 @@ def edit(
         if on
     ]
     if len(chosen) != 1:
-        raise fail("give exactly one of --hide, --replace TEXT, --restore")
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+        raise usage("give exactly one of --hide, --replace TEXT, --restore")
+    path = session_file(ctx, file, writes="appends to FILE")
+    session = Session.open(path, cache=cache_for(ctx))
     entry_id = session.resolve_id(entry)
-    if restore:
-        edit_id = session.restore_in_context(entry_id)
-    else:
-        edit_id = session.append_context_edit(entry_id, None if hide else replace)
+    with telling_rewrites(session):
+        if restore:
+            edit_id = session.restore_in_context(entry_id)
+        else:
+            edit_id = session.append_context_edit(entry_id, None if hide else replace)
     what = {"--hide": "hidden from", "--replace": "replaced for", "--restore": "restored for"}
     if as_json:
         print_json({"entryId": entry_id, "editId": edit_id, "action": chosen[0].removeprefix("--")})

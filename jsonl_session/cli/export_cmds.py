@@ -15,13 +15,15 @@ from typing import Annotated
 
 import typer
 
+from jsonl_session.cli.inputs import session_file
 from jsonl_session.cli.options import (
-    FileArg,
+    InputArg,
     LeafOption,
     cache_for,
     err,
-    existing_file,
+    print_json,
     reports_errors,
+    usage,
 )
 
 
@@ -34,7 +36,7 @@ class Format(StrEnum):
 @reports_errors
 def export(
     ctx: typer.Context,
-    file: FileArg,
+    file: InputArg,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.MARKDOWN,
     leaf: LeafOption = None,
     all_branches: Annotated[
@@ -50,11 +52,24 @@ def export(
     force: Annotated[
         bool, typer.Option("--force", help="Replace OUTPUT if it exists (never the session).")
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="With -o: print what was written as JSON {path, format, redacted, "
+            "redactions} (for the export itself as JSON: --format json).",
+        ),
+    ] = False,
 ) -> None:
     """Export as Markdown, one self-contained HTML page, or JSON (entries with the tree)."""
     from jsonl_session import Session, export_session, write_export
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    if as_json and output is None:
+        raise usage(
+            "--json describes the file written with -o; for a JSON export use --format json"
+        )
+    path = session_file(ctx, file)
+    session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     result = export_session(
         session, fmt.value, leaf_id=leaf_id, all_branches=all_branches, redact=redact
@@ -68,13 +83,24 @@ def export(
         sys.stdout.flush()
         return
     write_export(result.text, output, force=force, source=session.path)
+    if as_json:
+        print_json(
+            {
+                "path": str(output),
+                "format": fmt.value,
+                "redacted": result.redacted,
+                "redactions": dict(result.redactions),
+            }
+        )
+        return
     err().print(f"wrote {output}")
 
 
 @reports_errors
-def textconv(ctx: typer.Context, file: FileArg) -> None:
+def textconv(ctx: typer.Context, file: InputArg) -> None:
     """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
     from jsonl_session import textconv as transcript_text
 
-    sys.stdout.write(transcript_text(existing_file(file), cache=cache_for(ctx)))
+    path = session_file(ctx, file)
+    sys.stdout.write(transcript_text(path, cache=cache_for(ctx)))
     sys.stdout.flush()

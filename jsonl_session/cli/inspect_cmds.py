@@ -1,4 +1,6 @@
-"""Read-only commands: show, tree, context. None of them writes anything.
+"""Read-only commands: show, tree, context. None of them writes anything; each reads
+FILE, or standard input for '-' (inputs.py). tree's text view (folding, --depth,
+--limit) is tree_view.py's.
 
 Each imports the library when it runs, and rich only to print styled text (never
 for --json); `context` imports a provider's adapter only for that provider's --format.
@@ -12,23 +14,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jsonl_session.cli.inputs import session_file
 from jsonl_session.cli.options import (
-    FileArg,
+    InputArg,
     JsonOption,
     LeafOption,
     cache_for,
     err,
-    existing_file,
     one_line,
     out,
     print_json,
     reports_errors,
+    shown,
     styled,
 )
 
 if TYPE_CHECKING:
-    from rich.text import Text
-
     from jsonl_session import ProviderRequest, SessionContext, TreeNode
 
 
@@ -57,11 +58,12 @@ def _provider_request(
 
 
 @reports_errors
-def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None:
+def show(ctx: typer.Context, file: InputArg, as_json: JsonOption = False) -> None:
     """Header, version, counts by entry type and role, leaf, name, labels, problems."""
     from jsonl_session import Session
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    path = session_file(ctx, file)
+    session = Session.open(path, cache=cache_for(ctx))
     if as_json:
         print_json(
             {
@@ -89,7 +91,7 @@ def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
 
         version = f"{AGENT_NAMES[session.dialect]} transcript, read as a pi session (never written)"
     rows = [
-        ("file", str(session.path)),
+        ("file", shown(session.path)),
         ("session", str(header.get("id"))),
         ("created", str(header.get("timestamp", ""))),
         ("cwd", session.cwd),
@@ -121,11 +123,35 @@ def show(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
 
 
 @reports_errors
-def tree(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None:
-    """The branch structure, active path marked (*), labels shown, leaf markers folded."""
+def tree(
+    ctx: typer.Context,
+    file: InputArg,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print JSON for scripts: {leafId, roots, nodes}, every node whatever "
+            "--full, --depth and --limit say.",
+        ),
+    ] = False,
+    full: Annotated[
+        bool,
+        typer.Option("--full", help="Every entry; by default long linear runs are folded."),
+    ] = False,
+    depth: Annotated[
+        int | None,
+        typer.Option("--depth", min=1, help="Show N levels of branches; say how much is deeper."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most N lines of tree.")
+    ] = None,
+) -> None:
+    """The branch structure, active path marked (*), labels shown, leaf markers folded;
+    runs of single entries folded to one line unless --full."""
     from jsonl_session import Session
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    path = session_file(ctx, file)
+    session = Session.open(path, cache=cache_for(ctx))
     roots = session.tree()
     if as_json:
         print_json(
@@ -136,9 +162,11 @@ def tree(ctx: typer.Context, file: FileArg, as_json: JsonOption = False) -> None
             }
         )
         return
+    from jsonl_session.cli.tree_view import render
+
     if not roots:
         out().print("(no entries)")
-    for line in _render(roots):
+    for line in render(roots, full=full, depth=depth, limit=limit):
         out().print(line)
     for problem in session.problems:
         out().print(styled(("problem:", "yellow"), f" {problem}"))
@@ -170,41 +198,10 @@ def _node_json(node: TreeNode, shown_parent: str | None) -> dict[str, Any]:
     }
 
 
-def _render(roots: list[TreeNode]) -> list[Text]:
-    """Lines of the tree; a chain of single children stays at one indent, so long
-    linear sessions do not drift to the right."""
-    from rich.text import Text
-
-    lines: list[Text] = []
-    stack: list[tuple[TreeNode, str, str]] = []
-    for i in reversed(range(len(roots))):
-        branch = "" if len(roots) == 1 else ("├─ " if i < len(roots) - 1 else "└─ ")
-        stack.append((roots[i], "", branch))
-    while stack:
-        node, indent, branch = stack.pop()
-        lines.append(Text(indent + branch) + _node_text(node))
-        child_indent = indent + ("" if not branch else ("│  " if branch == "├─ " else "   "))
-        kids = node.children
-        if len(kids) == 1:
-            stack.append((kids[0], child_indent, ""))
-        else:
-            for i in reversed(range(len(kids))):
-                stack.append((kids[i], child_indent, "├─ " if i < len(kids) - 1 else "└─ "))
-    return lines
-
-
-def _node_text(node: TreeNode) -> Text:
-    from jsonl_session import entry_summary
-
-    marker = ("*", "bold green") if node.on_active_path else " "
-    label = (f" [{node.label}]", "magenta") if node.label else ""
-    return styled(marker, " ", (node.entry.id, "dim"), " ", entry_summary(node.entry, 60), label)
-
-
 @reports_errors
 def context(
     ctx: typer.Context,
-    file: FileArg,
+    file: InputArg,
     leaf: LeafOption = None,
     as_json: Annotated[
         bool,
@@ -234,13 +231,14 @@ def context(
     provider's API would get for it."""
     from jsonl_session import EMPTY_LEAF, Session
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    path_read = session_file(ctx, file)
+    session = Session.open(path_read, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else (session.leaf_id or EMPTY_LEAF)
     built = session.build_context(leaf_id, pruning=not no_prune)
     path = session.branch_path(leaf_id) if leaf_id else []
     if path and path[0].parent_id is not None:
         err().print(
-            f"warning: {session.path}: entry {path[0].id} (line {path[0].line}) has parent "
+            f"warning: {shown(session.path)}: entry {path[0].id} (line {path[0].line}) has parent "
             f"{path[0].parent_id}, which does not exist; the context starts there, as in pi"
         )
     if output_format is not ContextFormat.PI:

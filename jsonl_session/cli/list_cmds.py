@@ -17,12 +17,18 @@ from jsonl_session.cli.options import (
     JsonOption,
     NoCacheOption,
     cache_for,
+    err,
     fail,
+    fit,
+    is_terminal,
     out,
     print_json,
     progress_bar,
     reports_errors,
 )
+
+TITLE_CELLS = 64  # a title's width when stdout is no terminal (else: what fits)
+MIN_TITLE_CELLS = 8  # on a terminal too narrow for the line, still this much
 
 
 def _where(
@@ -94,7 +100,9 @@ def list_(
             title = f"[{info.problem}]"
         when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
         count = f"{info.message_count} msg" + ("" if info.message_count == 1 else "s")
-        out().print(Text(f"{when}  {count:>8}  {info.agent:<6}  {title[:64]}"))
+        line = f"{when}  {count:>8}  {info.agent:<6}  "
+        room = max(out().width - len(line), MIN_TITLE_CELLS) if is_terminal() else TITLE_CELLS
+        out().print(Text(line + fit(title, room)))
         out().print(Text(f"    {info.path}"), style="dim")
 
 
@@ -104,6 +112,12 @@ def latest(
     folder: DirArg = None,
     cwd: CwdOption = None,
     agent: AgentOption = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print JSON for scripts: the session as one item of list --json."
+        ),
+    ] = False,
     no_cache: NoCacheOption = False,
 ) -> None:
     """Print the path of the session pi's --continue would pick for this directory (for
@@ -120,6 +134,9 @@ def latest(
         where = os.path.abspath(cwd or os.getcwd())
         shown = _where(folder, False, cwd if folder is None else where, list(agents))
         raise fail(f"no sessions for {where} in {shown}")
+    if as_json:
+        print_json(found.to_dict())
+        return
     from rich.text import Text
 
     out().print(Text(str(found.path)))
@@ -133,10 +150,18 @@ def search(
     all_projects: AllOption = False,
     cwd: CwdOption = None,
     agent: AgentOption = None,
+    tools: Annotated[
+        bool,
+        typer.Option(
+            "--tools", help="Search tool output too (tool results, bash commands and output)."
+        ),
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N matches.")] = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
 ) -> None:
-    """Find text in user and assistant messages and session names (any agent's)."""
+    """Find text in user and assistant messages and session names (any agent's), with
+    the entry id to give other commands; --tools: in tool output too."""
     from jsonl_session import search_sessions, session_files
 
     missing = folder is not None and not folder.is_dir()
@@ -144,15 +169,21 @@ def search(
     files = (
         [] if missing else session_files(folder, cwd=cwd, all_projects=all_projects, agents=agents)
     )
-    hits = list(search_sessions(query, files, cache=cache_for(ctx, no_cache)))
+    cache = cache_for(ctx, no_cache)
+    wanted = None if limit is None else limit + 1  # one more: to say there are more
+    hits = list(search_sessions(query, files, tools=tools, limit=wanted, cache=cache))
+    more = limit is not None and len(hits) > limit
+    hits = hits[:limit]
     if as_json:
         print_json([hit.to_dict() for hit in hits])
-        return
-    from rich.text import Text
+    else:
+        from rich.text import Text
 
-    for hit in hits:
-        what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
-        out().print(Text(f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}"))
-        out().print(Text(f"    {hit.snippet}"))
-    if not hits:
-        out().print(f"no matches for {query!r} in {len(files)} sessions")
+        for hit in hits:
+            what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
+            out().print(Text(f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip()))
+            out().print(Text(f"    {hit.snippet}"))
+        if not hits:
+            out().print(f"no matches for {query!r} in {len(files)} sessions")
+    if more:
+        err().print(f"more matches than --limit {limit}; showing the first {limit}")

@@ -1,55 +1,93 @@
 """Maintenance commands: migrate and doctor. They change a file only when asked
-(`migrate` without --dry-run, `doctor --repair`), always with backups. The library
-is imported when a command runs."""
+(`migrate` without --dry-run, `doctor --repair`), always with backups; otherwise
+they read FILE, or standard input for '-' (inputs.py). `doctor` exits 1 while a
+problem remains (after --repair, only if one still does). The library is imported
+when a command runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 
 from jsonl_session import JsonlSessionError, SessionFormatError
+from jsonl_session.cli.inputs import STDIN, session_file
 from jsonl_session.cli.options import (
     DryRunOption,
     FilesArg,
     JsonOption,
     cache_for,
+    err,
+    naming_stdin,
     out,
     print_json,
     reports_errors,
+    shown,
     styled,
 )
 
 
 @reports_errors
-def migrate(ctx: typer.Context, files: FilesArg, dry_run: DryRunOption = False) -> None:
+def migrate(
+    ctx: typer.Context, files: FilesArg, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
     """Rewrite old files as version 3 (atomically, original kept as a backup)."""
+    reports = [_migrate(ctx, path, dry_run) for path in files]
+    if as_json:
+        print_json(reports)
+    else:
+        for report in reports:
+            _print_migration(report)
+    if any(report["action"] == "error" for report in reports):
+        raise typer.Exit(1)
+
+
+def _migrate(ctx: typer.Context, path: Path, dry_run: bool) -> dict[str, Any]:
+    """What migrating one file did (or would do): {path, action, versionBefore, steps,
+    backup}, action one of current, would-migrate, migrated, error (with error)."""
     from jsonl_session import Session
 
-    failed = False
-    for path in files:
-        try:
-            session = Session.open(path, cache=cache_for(ctx))
-            if not session.migrations and session.version_read >= 3:
-                out().print(f"{path}: already version {session.version_read}")
-                continue
-            steps = "; ".join(session.migrations) or "header repaired"
-            if dry_run:
-                out().print(f"{path}: would migrate v{session.version_read} → v3 ({steps})")
-                continue
+    report: dict[str, Any] = {
+        "path": str(path),
+        "action": "error",
+        "versionBefore": None,
+        "steps": [],
+        "backup": None,
+    }
+    try:
+        writes = None if dry_run else "rewrites FILE"
+        readable = session_file(ctx, path, writes=writes) if str(path) == STDIN else path
+        report["path"] = shown(readable)
+        session = Session.open(readable, cache=cache_for(ctx))
+        report["versionBefore"] = version = session.version_read
+        report["steps"] = steps = session.migrations
+        if not steps and version >= 3:
+            report["action"] = "current"
+        elif dry_run:
+            report["action"] = "would-migrate"
+        else:
             backup = session.migrate()
-            if backup is None:
-                out().print(f"{path}: already version 3 (migrated meanwhile); nothing written")
-            else:
-                out().print(
-                    f"{path}: migrated v{session.version_read} → v3; original kept as {backup}"
-                )
-        except JsonlSessionError as exc:
-            failed = True
-            out().print(styled(("error:", "red"), f" {exc}"))
-    if failed:
-        raise typer.Exit(1)
+            report["action"] = "current" if backup is None else "migrated"
+            report["backup"] = None if backup is None else str(backup)
+    except JsonlSessionError as exc:
+        report["error"] = naming_stdin(str(exc))
+    return report
+
+
+def _print_migration(report: dict[str, Any]) -> None:
+    path, action, version = report["path"], report["action"], report["versionBefore"]
+    steps = "; ".join(report["steps"]) or "header repaired"
+    if action == "error":
+        err().print(styled(("error:", "red"), f" {report['error']}"))
+    elif action == "current" and report["steps"]:
+        out().print(f"{path}: already version 3 (migrated meanwhile); nothing written")
+    elif action == "current":
+        out().print(f"{path}: already version {version}")
+    elif action == "would-migrate":
+        out().print(f"{path}: would migrate v{version} → v3 ({steps})")
+    else:
+        out().print(f"{path}: migrated v{version} → v3; original kept as {report['backup']}")
 
 
 @reports_errors
@@ -65,25 +103,29 @@ def doctor(
         ),
     ] = False,
 ) -> None:
-    """Check files and list every problem with its line number (exit 1 if any)."""
-    reports = [_check(path, repair, cache_for(ctx)) for path in files]
+    """Check files and list every problem with its line number (exit 1 if any; after
+    --repair, exit 1 if any remain)."""
+    reports = [_check(ctx, path, repair) for path in files]
     if as_json:
         print_json(reports)
     else:
         for report in reports:
             _print_report(report)
-    if any(r["problems"] or r.get("error") for r in reports):
+    if any(r.get("error") or r.get("problemsAfter", r["problems"]) for r in reports):
         raise typer.Exit(1)
 
 
-def _check(path: Path, repair: bool, cache: Literal[False] | None) -> dict[str, Any]:
+def _check(ctx: typer.Context, path: Path, repair: bool) -> dict[str, Any]:
     from jsonl_session import Session
 
-    report: dict[str, Any] = {"path": str(path), "problems": [], "repaired": []}
+    if str(path) == STDIN:
+        path = session_file(ctx, path, writes="--repair rewrites FILE" if repair else None)
+    cache = cache_for(ctx)
+    report: dict[str, Any] = {"path": shown(path), "problems": [], "repaired": []}
     try:
         session = Session.open(path, cache=cache)
     except SessionFormatError as exc:
-        report["error"] = str(exc)
+        report["error"] = naming_stdin(str(exc))
         report["problems"] = [{"kind": "format", "message": exc.problem, "line": exc.line}]
         return report
     report["version"] = session.version_read
@@ -93,7 +135,7 @@ def _check(path: Path, repair: bool, cache: Literal[False] | None) -> dict[str, 
         try:
             made = session.repair()
         except JsonlSessionError as exc:
-            report["error"] = str(exc)
+            report["error"] = naming_stdin(str(exc))
             return report
         report["repaired"] = [str(p) for p in made]
         report["problemsAfter"] = [p.to_dict() for p in Session.open(path, cache=cache).problems]
@@ -118,4 +160,6 @@ def _print_report(report: dict[str, Any]) -> None:
     for made in report.get("repaired", []):
         out().print(f"  wrote {made}")
     if "problemsAfter" in report:
-        out().print(f"  after repair: {len(report['problemsAfter'])} problem(s) remain")
+        left = len(report["problemsAfter"])
+        remain = "1 problem remains" if left == 1 else f"{left or 'no'} problems remain"
+        out().print(f"  after repair: {remain}")

@@ -6,7 +6,10 @@ Light on purpose: it imports typer and `jsonl_session` (whose names load lazily)
 nothing heavier. The rich consoles are made, and rich imported, on first use, so a
 command that prints only JSON or raw text (--json, textconv, export to stdout) never
 imports rich; library names are imported inside the functions that use them.
-Library errors become one line on stderr and exit code 1, never a traceback.
+Library errors become one line on stderr and exit code 1, never a traceback; options
+that do not go together, one line and exit code 2 (`usage`, as the parser's own).
+On a terminal rich fits output to its width (`fit` cuts text by the cells it takes);
+into a pipe or file nothing is wrapped or padded.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, cast
 
 import typer
 
@@ -54,9 +57,14 @@ class Settings:
         return False if self.no_cache or no_cache else None
 
 
+STDIN_META = "jsonl_session.stdin"  # set on ctx.meta when FILE is '-' (inputs.py)
+
+
 def cache_for(ctx: typer.Context, no_cache: bool = False) -> Literal[False] | None:
-    """``cache=`` for library calls in the command run by ``ctx``."""
-    return (ctx.find_object(Settings) or Settings()).cache(no_cache)
+    """``cache=`` for library calls in the command run by ``ctx`` (never the cache for
+    a copy of standard input)."""
+    stdin = bool(ctx.meta.get(STDIN_META))
+    return (ctx.find_object(Settings) or Settings()).cache(no_cache or stdin)
 
 
 # --- shared arguments and options ---------------------------------------------------
@@ -69,6 +77,7 @@ def _file_argument(help_text: str) -> Any:
 
 
 FileArg = Annotated[Path, _file_argument("A session .jsonl file.")]
+InputArg = Annotated[Path, _file_argument("A session .jsonl file, or - for standard input.")]
 FilesArg = Annotated[list[Path], _file_argument("Session .jsonl files.")]
 IdArg = Annotated[str, typer.Argument(help="Entry id (or a unique prefix of one).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -131,13 +140,58 @@ InstructionsOption = Annotated[
 # --- output ---------------------------------------------------------------------------
 
 
-@functools.cache
+PIPE_WIDTH = 1 << 20  # a console that is no terminal: never wrap
+
+
+class _Unpadded:
+    """stdout for rich when it is no terminal: each line without the spaces rich pads
+    it with (tables pad every cell to its column's width)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._pending = ""
+        self.encoding = str(getattr(stream, "encoding", None) or "utf-8")
+
+    def write(self, text: str) -> int:
+        *lines, self._pending = (self._pending + text).split("\n")
+        if lines:
+            self._stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._pending)
+            self._pending = ""
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+_consoles: dict[bool, tuple[Any, Console]] = {}
+
+
 def _console(stderr: bool) -> Console:
     from rich.console import Console
 
+    stream = sys.stderr if stderr else sys.stdout
+    made = _consoles.get(stderr)
+    if made is not None and made[0] is stream:
+        return made[1]
     # Text from session files and paths is printed as it is: no markup is ever parsed
-    # from it. Styled output is built from rich Text objects.
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+    # from it. Styled output is built from rich Text objects. On a terminal, rich fits
+    # tables to its width; into a pipe or file nothing is wrapped or padded.
+    piped = not stderr and not is_terminal()
+    console = Console(
+        file=cast("IO[str]", _Unpadded(stream)) if piped else stream,
+        width=PIPE_WIDTH if piped else None,
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+        emoji=False,
+    )
+    _consoles[stderr] = (stream, console)
+    return console
 
 
 def out() -> Console:
@@ -150,6 +204,26 @@ def err() -> Console:
     return _console(True)
 
 
+def is_terminal() -> bool:
+    """Whether stdout is a terminal (lines are then fitted to its width)."""
+    try:
+        return sys.stdout.isatty()
+    except ValueError:  # closed
+        return False
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` terminal cells (a wide CJK character takes
+    two), ending in "…" when cut."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= width:
+        return text
+    if width < 2:
+        return "…" if width == 1 else ""
+    return set_cell_size(text, width - 1).rstrip(" ") + "…"
+
+
 def styled(*parts: str | tuple[str, str]) -> Text:
     """Text from plain strings and (text, style) pairs."""
     from rich.text import Text
@@ -158,9 +232,10 @@ def styled(*parts: str | tuple[str, str]) -> Text:
 
 
 def one_line(text: str, width: int = 72) -> str:
-    """``text`` on one line (runs of whitespace made one space), cut to ``width``."""
+    """``text`` on one line (runs of whitespace made one space), cut to ``width``
+    terminal cells."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return flat if len(flat) <= width // 2 else fit(flat, width)
 
 
 def print_json(value: Any) -> None:
@@ -174,9 +249,36 @@ def print_json(value: Any) -> None:
 # --- errors ---------------------------------------------------------------------------
 
 
+STDIN_NAME = "<stdin>"
+STDIN_COPIES: set[str] = set()  # files standard input was copied into (inputs.py)
+
+
+def shown(path: Path | str) -> str:
+    """A path as messages name it: <stdin> for the copy of standard input."""
+    return STDIN_NAME if str(path) in STDIN_COPIES else str(path)
+
+
+def naming_stdin(message: str) -> str:
+    """``message`` with the copy of standard input named <stdin>."""
+    for copy in STDIN_COPIES:
+        message = message.replace(copy, STDIN_NAME)
+    return message
+
+
 def fail(message: str) -> typer.Exit:
-    err().print(styled(("error:", "red"), " ", message))
+    """One line on stderr, ``error: …``; raise what it returns (exit code 1: the
+    command ran and failed)."""
+    err().print(styled(("error:", "red"), " ", naming_stdin(message)))
     return typer.Exit(1)
+
+
+def usage(message: str) -> typer.Exit:
+    """A mistake in how the command was called, said like the parser's own (see
+    commands.py): one line, exit code 2."""
+    from jsonl_session.cli.commands import USAGE_EXIT_CODE
+
+    err().print(styled(("error:", "red"), " ", message))
+    return typer.Exit(USAGE_EXIT_CODE)
 
 
 def reports_errors(command: Callable[P, R]) -> Callable[P, R]:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jsonl_session.cli.options import FileArg, cache_for, existing_file, fail, reports_errors
+from jsonl_session.cli.inputs import session_file, telling_rewrites
+from jsonl_session.cli.options import FileArg, cache_for, fail, reports_errors, usage
 
 if TYPE_CHECKING:
     from jsonl_session import CompactionResult, Session, Turn
@@ -65,10 +66,11 @@ def resume(
     OPENAI_API_KEY."""
     from jsonl_session import AGENT_NAMES, Session, target_for
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
-    start = session.resolve_id(leaf) if leaf is not None else None
     if api not in ("responses", "chat"):
-        raise fail(f"--api must be responses or chat, not {api!r}")
+        raise usage(f"--api must be responses or chat, not {api!r}")
+    path = session_file(ctx, file, writes="appends to FILE and reads prompts from standard input")
+    session = Session.open(path, cache=cache_for(ctx))
+    start = session.resolve_id(leaf) if leaf is not None else None
     # Everything that can be refused (provider, model, key) is checked before a write.
     target = target_for(
         session,
@@ -96,25 +98,26 @@ def resume(
             "continue it in a pi session with --fork"
         )
     turns = 0
-    try:
-        for text in itertools.chain([first], prompts):
-            turn = _one_turn(session, text, target, show_thinking)
-            turns += 1
-            if turn.reply.get("stopReason") in ("error", "aborted"):
-                reason = turn.reply.get("errorMessage") or turn.reply.get("stopReason")
-                raise fail(f"the reply ended with an error ({reason}); it was recorded")
-            if turn.tool_calls:
-                _stop_at_tools(turn)
-                break
-    except KeyboardInterrupt:
-        sys.stdout.write("\n")
-        last = session.get(session.leaf_id) if session.leaf_id else None
-        message = last.data().get("message") if last is not None else None
-        if isinstance(message, dict) and message.get("stopReason") == "aborted":
-            _note(f"interrupted: the reply so far is recorded in {session.path} (as aborted)")
-        else:
-            _note("interrupted before the model answered")
-        raise typer.Exit(130) from None
+    with telling_rewrites(session):
+        try:
+            for text in itertools.chain([first], prompts):
+                turn = _one_turn(session, text, target, show_thinking)
+                turns += 1
+                if turn.reply.get("stopReason") in ("error", "aborted"):
+                    reason = turn.reply.get("errorMessage") or turn.reply.get("stopReason")
+                    raise fail(f"the reply ended with an error ({reason}); it was recorded")
+                if turn.tool_calls:
+                    _stop_at_tools(turn)
+                    break
+        except KeyboardInterrupt:
+            sys.stdout.write("\n")
+            last = session.get(session.leaf_id) if session.leaf_id else None
+            message = last.data().get("message") if last is not None else None
+            if isinstance(message, dict) and message.get("stopReason") == "aborted":
+                _note(f"interrupted: the reply so far is recorded in {session.path} (as aborted)")
+            else:
+                _note("interrupted before the model answered")
+            raise typer.Exit(130) from None
     if turns:
         _note(f"{session.path}: {turns} turn(s) appended; leaf {session.leaf_id}")
 

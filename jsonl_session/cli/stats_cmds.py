@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from jsonl_session.cli.inputs import session_file
 from jsonl_session.cli.options import (
-    FileArg,
+    InputArg,
     JsonOption,
     LeafOption,
     cache_for,
-    existing_file,
     out,
     print_json,
     reports_errors,
@@ -31,12 +31,13 @@ BAR_WIDTH = 30
 
 @reports_errors
 def stats(
-    ctx: typer.Context, file: FileArg, leaf: LeafOption = None, as_json: JsonOption = False
+    ctx: typer.Context, file: InputArg, leaf: LeafOption = None, as_json: JsonOption = False
 ) -> None:
     """Stored vs model-facing tokens, by entry type, role and tool, and the largest entries."""
     from jsonl_session import Session
 
-    session = Session.open(existing_file(file), cache=cache_for(ctx))
+    path = session_file(ctx, file)
+    session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     found = session.token_breakdown(leaf_id)
     if as_json:

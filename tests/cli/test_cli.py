@@ -290,8 +290,9 @@ class TestMaintenance:
             b'"message":{"role":"user","content":"a","timestamp":1}}\n'
         )
         path.write_bytes(good + b'{"type":"mess')
-        code, _out, _ = invoke("doctor", path, "--repair")
-        assert code == 1  # problems were found (and repaired)
+        code, out, _ = invoke("doctor", path, "--repair")
+        assert code == 0  # problems were found, and none remain
+        assert "after repair: no problems remain" in out
         assert path.read_bytes() == good
         assert (tmp_path / "torn.jsonl.torn-1").read_bytes() == b'{"type":"mess'
         assert invoke("doctor", path)[0] == 0

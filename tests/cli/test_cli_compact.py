@@ -161,16 +161,16 @@ class TestOptionsThatDoNotApply:
     def test_prune_with_summary_options_is_refused(self, tmp_path: Path) -> None:
         path = noisy_session(tmp_path, turns=4).path
         code, _, err = invoke("compact", path, "--prune", "--instructions", "x")
-        assert code == 1 and "--prune writes no summary" in err
+        assert code == 2 and "--prune writes no summary" in err
 
     def test_an_unknown_summarizer_is_refused_even_on_a_dry_run(self, tmp_path: Path) -> None:
         path = work_session(tmp_path).path
         args = ("--keep-recent-tokens", "3000", "--dry-run", "--summarizer", "gemini")
         code, _, err = invoke("compact", path, *args)
-        assert code == 1 and "unknown summarizer 'gemini'" in err
+        assert code == 2 and "unknown summarizer 'gemini'" in err
 
     def test_branch_summary_options_need_summarize(self, tmp_path: Path) -> None:
         session = work_session(tmp_path, turns=2)
         target = session.branch_path()[1].id
         code, _, err = invoke("branch", session.path, target, "--instructions", "x")
-        assert code == 1 and "go with --summarize" in err
+        assert code == 2 and "go with --summarize" in err

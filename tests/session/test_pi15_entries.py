@@ -204,9 +204,9 @@ class TestEditCommand:
         session, ids = with_tool_round(tmp_path)
         before = session.path.read_bytes()
         code, _, err = invoke("edit", session.path, ids["answer"], "--hide", "--restore")
-        assert code == 1 and "exactly one of --hide" in err
+        assert code == 2 and "exactly one of --hide" in err  # a usage error
         code, _, err = invoke("edit", session.path, ids["answer"])
-        assert code == 1 and session.path.read_bytes() == before
+        assert code == 2 and session.path.read_bytes() == before
 
 
 class TestShowingThePrompt:
