@@ -44,6 +44,7 @@ from jsonl_session.compaction import (
     ExtractiveSummarizer,
     compact,
 )
+from jsonl_session.compaction.execute import SPLIT_TURN_HEADING
 
 SETTINGS = CompactionSettings(keep_recent_tokens=8000)
 
@@ -99,6 +100,7 @@ def markup_lines(summary: str) -> int:
         1
         for line in body
         if not line.startswith("#")
+        and line != SPLIT_TURN_HEADING  # execute.py's label for a split turn
         and ("**" in line or "```" in line or re.match(r"^\s*[-*\d.]+\s+(#|- )", line))
     )
 

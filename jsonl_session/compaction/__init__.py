@@ -1,6 +1,7 @@
 """Compaction: planning (planning.py), prompts and summarizers (prompts.py,
-summarizers.py, extractive.py), running it (execute.py), pruning (pruning.py),
-branch summaries (branching.py) and agent-loop helpers (loop.py).
+summarizers.py; the offline one in extractive.py, reading messages with gleaning.py,
+wording.py and shell.py), running it (execute.py), pruning (pruning.py), branch
+summaries (branching.py) and agent-loop helpers (loop.py).
 
 Compaction never deletes history: it appends an entry that changes what later
 contexts contain.

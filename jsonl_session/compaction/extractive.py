@@ -1,14 +1,25 @@
 """The offline summarizer: a structured summary built from the messages themselves.
 
 Deterministic and without network, so `compact` works on a fresh install and tests
-and benchmarks can run it. It reads the summarized messages (pi's shapes) and
-collects, in order: the user's goals and latest request, sentences that set
-constraints or preferences, decisions the assistant states, files read and changed
-by tool calls, commands run and whether they failed (a later successful run of the
-same command clears an earlier failure), errors, and open tasks. On an update it
-parses the previous summary's sections and keeps every item of it, adding the new
-ones after them. When the text would exceed the output budget, the least important
-items go first (routine commands, then done work); goals and constraints go last.
+and benchmarks can run it. From the facts gleaning.py reads it writes pi's sections:
+
+- Goal: the user's first substantive request in their words (slash commands,
+  greetings and pasted logs skipped), their corrections ("Correction: …") and the
+  newest later requests ("Later: …");
+- Constraints & Preferences: every sentence of the user's that sets a rule or a
+  preference, in any of the phrasings wording.py knows;
+- Progress: Done (finished work the assistant reported, commands that failed and
+  pass now, files changed that pi's file lists miss), In Progress (the latest
+  request), Blocked (commands still failing, with their error; failed tool calls);
+- Key Decisions the assistant stated; Next Steps: open tasks; Critical Context:
+  files read that pi's lists miss, and what earlier summaries said elsewhere.
+
+Files pi's own rules find are not repeated: execute.py appends pi's ``<read-files>``
+and ``<modified-files>`` lists after the summary. On an update the previous summary
+is read back (Markdown stripped, code blocks and tables left out) and merged: its
+items first, the new ones after, each once; a command it lists as failing moves to
+Done when it passes now. Kinds that pile up keep their newest items; over the
+output budget the least important go first, goal and constraints last.
 
 It does not choose what to summarize (planning.py) or write anything (execute.py).
 """
@@ -16,42 +27,32 @@ It does not choose what to summarize (planning.py) or write anything (execute.py
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonl_session.compaction.prompts import NO_EARLIER_HISTORY, SummaryTask, clip, describe_call
-from jsonl_session.messages import command_text, content_blocks, joined_text
+from jsonl_session.compaction import shell, wording
+from jsonl_session.compaction.gleaning import Facts, read_facts
+from jsonl_session.compaction.planning import FileOperations
+from jsonl_session.compaction.prompts import NO_EARLIER_HISTORY, SummaryTask
 
 ITEM_CHARS = 300
+GOAL_CHARS = 500
 CHARS_PER_TOKEN = 4  # the ratio the token estimate uses (tokens.py)
 
-_WRITE_TOOLS = frozenset(
-    {"write", "edit", "create", "write_file", "edit_file", "multi_edit", "str_replace"}
-)
-_SHELL_TOOLS = frozenset({"bash", "shell", "exec", "run", "terminal", "execute_command"})
-_PATH_KEYS = ("path", "file_path", "filePath", "filename", "file")
+LATER = "Later: "
+CORRECTION = "Correction: "
+ADDITION = "Also: "
+LATEST = "Latest request: "
+CONTINUE = "Continue with the latest request: "  # earlier versions' wording, dropped
+CONSTRAINT = "Constraint: "  # a constraint said in a split turn's first part
+TOOL_CALLS = "Tool calls: "  # a split turn's calls, when nothing else is known of it
+CHANGED = "Changed `"
+READ = "Read `"
+PASSES = " passes now"
 
-_CONSTRAINT = re.compile(
-    r"\b(must|mustn't|never|always|do not|don't|avoid|prefer|should|shouldn't|only use|"
-    r"make sure|stick to|required?|requirement|not allowed|no more than|at most|at least|"
-    r"instead|please use|please keep)\b|,\s*not\s",
-    re.IGNORECASE,
-)
-_DECISION = re.compile(
-    r"\b(i'll use|i will use|we'll use|let's use|decided|decision|going with|chose|"
-    r"instead of|rather than|switch(?:ed|ing)? to|opt(?:ed)? for|the fix is|root cause)\b",
-    re.IGNORECASE,
-)
-_OPEN_TASK = re.compile(
-    r"(?-i:\bTODO\b)|\b(still need|remaining|not yet|left to do|next step|follow[- ]up|unresolved|"
-    r"later|open question|pending)\b",
-    re.IGNORECASE,
-)
-_EXIT = re.compile(r"\bexit(?:ed)?(?: with)?(?: code| status)?[:= ]+(-?\d+)", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_BULLET = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)")
 _FILE_TAGS = re.compile(r"\n*<(read-files|modified-files)>.*?</\1>", re.DOTALL)
+_COMMAND = re.compile(r"^`([^`]+)`")
 
 # Section keys, in the order they are shown, and the order items are dropped in
 # when over budget (first listed, first dropped).
@@ -71,34 +72,53 @@ _TITLES = {
     "early": "## Early Progress",
     "follows": "## Context for What Follows",
 }
+# Words of a heading (ours, pi's or a model's) and the section its items go to;
+# the first that the heading holds decides.
 _HEADING_KEYS = (
     ("constraint", "constraints"),
     ("preference", "constraints"),
+    ("rules", "constraints"),
     ("goal", "goal"),
-    ("done", "done"),
+    ("objective", "goal"),
+    ("original request", "goal"),
     ("in progress", "in_progress"),
+    ("current task", "in_progress"),
     ("blocked", "blocked"),
+    ("blocker", "blocked"),
     ("decision", "decisions"),
     ("next", "next"),
+    ("todo", "next"),
+    ("remaining", "next"),
+    ("open question", "next"),
     ("focus", "focus"),
-    ("original request", "goal"),
     ("early progress", "done"),
+    ("done", "done"),
+    ("completed", "done"),
+    ("progress", "done"),
 )
 
 
-LATER = "Later: "
-LATEST = "Latest request: "
-CONTINUE = "Continue with the latest request: "
-# (section, item prefix, how many of the newest to keep). Files changed are also in
-# the summary's file lists, which are carried forward whole.
-_CAPS = (("goal", LATER, 5), ("done", "Ran `", 8), ("done", "Changed `", 25))
+def _has(prefix: str) -> Callable[[str], bool]:
+    return lambda item: item.startswith(prefix)
 
 
-@dataclass(slots=True)
-class _Command:
-    text: str
-    failed: bool
-    detail: str
+def _statement(item: str) -> bool:
+    return not item.startswith(CHANGED) and PASSES not in item
+
+
+# (section, which items, how many of the newest to keep).
+_CAPS: tuple[tuple[str, Callable[[str], bool], int], ...] = (
+    ("goal", _has(LATER), 5),
+    ("goal", _has(CORRECTION), 8),
+    ("goal", _has(ADDITION), 8),
+    ("done", _has(CHANGED), 25),
+    ("done", lambda item: PASSES in item, 12),
+    ("done", _statement, 12),
+    ("context", _has(READ), 25),
+    ("decisions", lambda item: True, 20),
+    ("next", lambda item: True, 15),
+    ("blocked", lambda item: True, 15),
+)
 
 
 @dataclass(slots=True)
@@ -106,33 +126,35 @@ class _Notes:
     sections: dict[str, list[str]] = field(default_factory=dict)
     _seen: dict[str, set[str]] = field(default_factory=dict)
 
-    def drop(self, key: str, prefix: str) -> None:
-        """Forget the items of a section that start with ``prefix``."""
-        if key in self.sections:
-            self.sections[key] = [i for i in self.sections[key] if not i.startswith(prefix)]
-            self._seen.pop(key, None)
-
-    def cap(self) -> None:
-        """Keep only the newest items of the kinds that pile up round after round."""
-        for key, prefix, limit in _CAPS:
-            items = self.sections.get(key, [])
-            matching = [i for i in items if i.startswith(prefix)]
-            extra = set(matching[: max(len(matching) - limit, 0)])
-            if extra:
-                self.sections[key] = [i for i in items if i not in extra]
-                self._seen.pop(key, None)
-
-    def add(self, key: str, item: str) -> None:
-        item = clip(" ".join(item.split()), ITEM_CHARS)
+    def add(self, key: str, item: str, limit: int = ITEM_CHARS) -> None:
+        item = wording.shorten(wording.strip_markup(item), limit)
         if not item:
             return
         items = self.sections.setdefault(key, [])
         if key not in self._seen:
             self._seen[key] = {_norm(existing) for existing in items}
-        seen = self._seen[key]
-        if _norm(item) not in seen:
-            seen.add(_norm(item))
+        if _norm(item) not in self._seen[key]:
+            self._seen[key].add(_norm(item))
             items.append(item)
+
+    def drop(self, key: str, unwanted: Callable[[str], bool]) -> None:
+        if key in self.sections:
+            self.sections[key] = [i for i in self.sections[key] if not unwanted(i)]
+            self._seen.pop(key, None)
+
+    def has_goal(self) -> bool:
+        later = (LATER, CORRECTION, ADDITION)
+        return any(not i.startswith(later) for i in self.sections.get("goal", []))
+
+    def cap(self) -> None:
+        """Keep only the newest items of the kinds that pile up round after round."""
+        for key, matches, limit in _CAPS:
+            items = self.sections.get(key, [])
+            matching = [i for i in items if matches(i)]
+            extra = set(matching[: max(len(matching) - limit, 0)])
+            if extra:
+                self.sections[key] = [i for i in items if i not in extra]
+                self._seen.pop(key, None)
 
 
 class ExtractiveSummarizer:
@@ -144,10 +166,12 @@ class ExtractiveSummarizer:
         notes = _Notes()
         if task.kind == "history" and task.previous_summary:
             _take_previous(task.previous_summary, notes)
-        facts = _read(task.messages)
+        facts = read_facts(task.messages)
         if task.kind == "turn_prefix":
             return _turn_prefix(facts, task)
-        _fill(notes, facts)
+        for summary in facts.summaries:
+            _take_previous(summary, notes)
+        _fill(notes, facts, task.messages)
         if task.instructions and task.instructions.strip():
             for sentence in _focus(facts, task.instructions):
                 notes.add("focus", sentence)
@@ -155,169 +179,134 @@ class ExtractiveSummarizer:
         return _render(notes, [*keys, "focus"], task.max_tokens * CHARS_PER_TOKEN)
 
 
-@dataclass(slots=True)
-class _Facts:
-    requests: list[str] = field(default_factory=list)
-    user_sentences: list[str] = field(default_factory=list)
-    assistant_sentences: list[str] = field(default_factory=list)
-    summaries: list[str] = field(default_factory=list)
-    modified: list[str] = field(default_factory=list)
-    commands: dict[str, _Command] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    calls: list[str] = field(default_factory=list)
+def _add_request(notes: _Notes, request: str, latest: bool = False) -> None:
+    if not notes.has_goal():
+        notes.add("goal", request, GOAL_CHARS)
+    elif wording.is_correction(request):
+        notes.add("goal", CORRECTION + request)
+    elif wording.is_addition(request):
+        notes.add("goal", ADDITION + request)
+    elif not latest:
+        notes.add("goal", LATER + request)
 
 
-def _read(messages: Sequence[dict[str, Any]]) -> _Facts:
-    facts = _Facts()
-    pending: dict[str, str] = {}  # tool call id -> command text
-    for message in messages:
-        role = message.get("role")
-        if role == "user" or role == "custom":
-            text = joined_text(message.get("content")).strip()
-            if text and role == "user":
-                facts.requests.append(text)
-            facts.user_sentences.extend(_sentences(text))
-        elif role == "assistant":
-            facts.assistant_sentences.extend(_sentences(joined_text(message.get("content"))))
-            for block in content_blocks(message.get("content")):
-                if block.get("type") == "toolCall":
-                    _take_call(block, facts, pending)
-        elif role == "toolResult":
-            _take_result(message, facts, pending)
-        elif role == "bashExecution":
-            if message.get("excludeFromContext"):
-                continue  # the user kept it from the model; keep it out of summaries too
-            code = message.get("exitCode")
-            failed = bool(message.get("cancelled")) or (isinstance(code, int) and code != 0)
-            output = str(message.get("output") or "")
-            _record_command(facts, str(message.get("command") or ""), failed, output, code)
-            facts.user_sentences.extend(_sentences(command_text(message))[:1])
-        elif role in ("compactionSummary", "branchSummary"):
-            summary = message.get("summary")
-            if isinstance(summary, str):
-                facts.summaries.append(_FILE_TAGS.sub("", summary))
-    return facts
-
-
-def _take_call(block: dict[str, Any], facts: _Facts, pending: dict[str, str]) -> None:
-    name = str(block.get("name") or "").lower()
-    arguments = block.get("arguments")
-    arguments = arguments if isinstance(arguments, dict) else {}
-    target = next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
-    if target and name in _WRITE_TOOLS:
-        _append_new(facts.modified, target)
-    command = arguments.get("command", arguments.get("cmd"))
-    if name in _SHELL_TOOLS and isinstance(command, str) and isinstance(block.get("id"), str):
-        pending[block["id"]] = command
-    facts.calls.append(describe_call(block))
-
-
-def _take_result(message: dict[str, Any], facts: _Facts, pending: dict[str, str]) -> None:
-    output = joined_text(message.get("content"))
-    command = pending.pop(str(message.get("toolCallId")), None)
-    exit_match = _EXIT.search(output[-400:])
-    code = int(exit_match.group(1)) if exit_match else None
-    failed = bool(message.get("isError")) or (code is not None and code != 0)
-    if command is not None:
-        _record_command(facts, command, failed, output, code)
-    elif failed:
-        name = message.get("toolName") or "a tool"
-        facts.errors.append(f"{name} failed: {_first_line(output)}")
-
-
-def _record_command(facts: _Facts, command: str, failed: bool, output: str, code: Any) -> None:
-    if not command.strip():
-        return
-    status = f"exit {code}" if isinstance(code, int) and code != 0 else "failed"
-    detail = f"{status}: {_first_error_line(output)}" if failed else ""
-    facts.commands.pop(command, None)  # the latest run decides, and moves to the end
-    facts.commands[command] = _Command(command, failed, detail)
-
-
-def _fill(notes: _Notes, facts: _Facts) -> None:
-    for summary in facts.summaries:
-        _take_previous(summary, notes)
-    requests = list(facts.requests)
-    if requests and not notes.sections.get("goal"):
-        notes.add("goal", requests.pop(0))
-    for request in requests[:-1]:
-        notes.add("goal", f"{LATER}{request}")
-    for sentence in facts.user_sentences:
-        if _CONSTRAINT.search(sentence):
-            notes.add("constraints", sentence)
-    for path in facts.modified:
-        notes.add("done", f"Changed `{path}`")
-    for command in facts.commands.values():
+def _fill(notes: _Notes, facts: Facts, messages: Sequence[dict[str, Any]]) -> None:
+    if facts.requests:  # the latest request before these is now an earlier one
+        for item in notes.sections.get("in_progress", []):
+            if item.startswith(LATEST):
+                _add_request(notes, item.removeprefix(LATEST))
+        notes.drop("in_progress", _has(LATEST))
+    for number, request in enumerate(facts.requests, 1):
+        _add_request(notes, request, latest=number == len(facts.requests))
+    for sentence in facts.constraints:
+        notes.add("constraints", sentence)
+    changed, read = _files_pi_misses(facts, messages)
+    for path in changed:
+        notes.add("done", f"{CHANGED}{path}`")
+    for path in read:
+        notes.add("context", f"{READ}{path}`")
+    for key, command in facts.commands.items():
+        earlier = [i for i in notes.sections.get("blocked", []) if _blocked_key(i) == key]
+        if earlier:
+            notes.drop("blocked", earlier.__contains__)  # the latest run decides
         if command.failed:
             notes.add("blocked", f"`{command.text}` {command.detail}")
-        else:
-            notes.add("done", f"Ran `{command.text}`")
-            notes.drop("blocked", f"`{command.text}` ")  # it works now
-    for error in facts.errors:
+        elif command.failed_before or earlier:
+            before = command.failed_before or _after_command(earlier[-1])
+            notes.add("done", f"`{command.text}`{PASSES} (it failed before: {before})")
+    for error in facts.tool_errors.values():
         notes.add("blocked", error)
-    for sentence in facts.assistant_sentences:
-        if _DECISION.search(sentence):
-            notes.add("decisions", sentence)
-    for sentence in [*facts.user_sentences, *facts.assistant_sentences]:
-        if _OPEN_TASK.search(sentence):
-            notes.add("next", sentence)
+    for sentence in facts.done:
+        notes.add("done", sentence)
+    for sentence in facts.decisions:
+        notes.add("decisions", sentence)
+    for task in facts.open_tasks:
+        notes.add("next", task)
     if facts.requests:
-        latest = facts.requests[-1]
-        notes.add("in_progress", f"{LATEST}{latest}")
-        notes.add("next", f"{CONTINUE}{latest}")
+        notes.add("in_progress", LATEST + facts.requests[-1])
     notes.cap()
 
 
-def _turn_prefix(facts: _Facts, task: SummaryTask) -> str:
+def _files_pi_misses(
+    facts: Facts, messages: Sequence[dict[str, Any]]
+) -> tuple[list[str], list[str]]:
+    """(changed, read): files our rules found that pi's file lists do not hold."""
+    operations = FileOperations()
+    for message in messages:
+        operations.add_from(message)
+    pi_read, pi_modified = operations.lists()
+    changed = [p for p in facts.changed if p not in pi_modified]
+    known = {*pi_read, *pi_modified, *facts.changed}
+    return changed, [p for p in facts.read if p not in known]
+
+
+def _blocked_key(item: str) -> str | None:
+    match = _COMMAND.match(item)
+    return shell.command_key(match.group(1)) if match else None
+
+
+def _after_command(item: str) -> str:
+    return _COMMAND.sub("", item).strip()
+
+
+def _turn_prefix(facts: Facts, task: SummaryTask) -> str:
     notes = _Notes()
-    if facts.requests:
-        notes.add("request", facts.requests[0])
-    for path in facts.modified:
-        notes.add("early", f"Changed `{path}`")
+    request = facts.requests[0] if facts.requests else facts.first_user_text
+    if request:
+        notes.add("request", request, GOAL_CHARS)
+    changed, _ = _files_pi_misses(facts, task.messages)
+    for path in changed:
+        notes.add("early", f"{CHANGED}{path}`")
     for command in facts.commands.values():
-        state = command.detail if command.failed else "succeeded"
-        notes.add("early", f"Ran `{command.text}` ({state})")
-    for sentence in facts.assistant_sentences:
-        if _DECISION.search(sentence):
-            notes.add("early", sentence)
-    for error in facts.errors:
-        notes.add("follows", error)
-    if not notes.sections and facts.calls:
-        notes.add("follows", "Tool calls: " + "; ".join(facts.calls))
+        if command.failed:
+            notes.add("follows", f"`{command.text}` {command.detail}")
+        elif command.failed_before:
+            notes.add(
+                "early", f"`{command.text}`{PASSES} (it failed before: {command.failed_before})"
+            )
+    for sentence in [*facts.decisions, *facts.done]:
+        notes.add("early", sentence)
+    for sentence in facts.constraints:
+        notes.add("follows", CONSTRAINT + sentence)
+    for item in [*facts.tool_errors.values(), *facts.open_tasks]:
+        notes.add("follows", item)
+    if not notes.sections.get("early") and not notes.sections.get("follows") and facts.calls:
+        notes.add("follows", TOOL_CALLS + "; ".join(facts.brief_calls))
     budget = task.max_tokens * CHARS_PER_TOKEN
     return _render(notes, ["request", "early", "follows"], budget)
 
 
 def _take_previous(summary: str, notes: _Notes) -> None:
-    """Every item of an earlier summary, under the section its heading names."""
+    """Every item of an earlier summary (ours, pi's or a model's), under the section
+    its heading names; its code blocks, tables and labels left out."""
     key = "context"
     original_request = False
-    for line in _FILE_TAGS.sub("", summary).splitlines():
-        stripped = line.strip()
-        if not stripped or stripped == "---" or stripped in ("(none)", "- (none)"):
+    for line in wording.prose_lines(_FILE_TAGS.sub("", summary), keep_pastes=True):
+        if line.heading:
+            title = line.text.lower()
+            found = next((k for word, k in _HEADING_KEYS if word in title), None)
+            if found is not None or line.level <= 2:
+                key = found or "context"
+            original_request = title.startswith("original request")
             continue
-        if stripped == NO_EARLIER_HISTORY:
-            continue
-        if stripped.startswith("#"):
-            heading = stripped.lstrip("#").strip().lower()
-            key = next((k for word, k in _HEADING_KEYS if word in heading), "context")
-            original_request = heading == "original request"
-            continue
-        if stripped.startswith("**") and stripped.endswith(":**"):
-            continue  # a label line such as a split turn's heading
-        item = _BULLET.sub("", stripped)
-        if item.startswith((LATEST, CONTINUE)):
-            continue  # replaced by the newer latest request
-        if original_request and not item.startswith(LATER):
-            item = LATER + item
-        notes.add(key, item)
+        item = line.text
+        if item in ("(none)", NO_EARLIER_HISTORY) or item.startswith((CONTINUE, TOOL_CALLS)):
+            continue  # replaced by the newer request; only for the turn that went on
+        if item.endswith(":") and not line.bullet:
+            continue  # a label, such as a split turn's heading
+        if original_request:
+            _add_request(notes, item.removeprefix(LATER))
+        elif item.startswith(CONSTRAINT):
+            notes.add("constraints", item.removeprefix(CONSTRAINT))
+        else:
+            notes.add(key, item, GOAL_CHARS if key == "goal" else ITEM_CHARS)
 
 
-def _focus(facts: _Facts, instructions: str) -> list[str]:
+def _focus(facts: Facts, instructions: str) -> list[str]:
     """Sentences that mention a word of the caller's instructions (4+ letters)."""
     words = {w.lower() for w in re.findall(r"[A-Za-z0-9_./-]{4,}", instructions)}
     found = [f"Instructions: {instructions.strip()}"]
-    for sentence in [*facts.user_sentences, *facts.assistant_sentences, *facts.calls]:
+    for sentence in [*facts.sentences, *facts.calls]:
         lowered = sentence.lower()
         if any(word in lowered for word in words):
             found.append(sentence)
@@ -364,25 +353,6 @@ def _bullet(key: str, number: int) -> str:
     if key == "in_progress":
         return "- [ ] "
     return f"{number}. " if key == "next" else "- "
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) > 3]
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "(no output)")
-
-
-def _first_error_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    marked = [line for line in lines if re.search(r"error|fail|exception|denied", line, re.I)]
-    return (marked or lines or ["(no output)"])[0]
-
-
-def _append_new(items: list[str], value: str) -> None:
-    if value not in items:
-        items.append(value)
 
 
 def _norm(item: str) -> str:

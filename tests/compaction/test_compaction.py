@@ -159,7 +159,7 @@ class TestTheOfflineSummary:
         )
         blocked = text.split("### Blocked")[1].split("##")[0]
         assert "pytest" not in blocked and "- (none)" in blocked
-        assert "- [x] Ran `pytest`" in text
+        assert "- [x] `pytest` passes now (it failed before: exit 1: 1 failed)" in text
 
     def test_an_update_keeps_every_item_of_the_previous_summary(self) -> None:
         first = self.summary([user("Goal one. Never touch the vendored code.")])
@@ -184,10 +184,11 @@ class TestTheOfflineSummary:
         assert len(text) <= 300 * 4
         assert "The goal. Never use tabs." in text and "- Never use tabs." in text
 
-    def test_long_items_are_clipped(self) -> None:
-        text = self.summary([user("Never " + "x" * 5000)])
-        longest = max(len(line) for line in text.splitlines())
-        assert ITEM_CHARS < longest < ITEM_CHARS + 80
+    def test_long_items_are_cut_at_a_word_on_their_line(self) -> None:
+        text = self.summary([user("Never " + "use tabs " * 600)])
+        constraint = text.split("## Constraints & Preferences\n")[1].splitlines()[0]
+        assert constraint.startswith("- Never use tabs use tabs")
+        assert constraint.endswith("…") and len(constraint) <= ITEM_CHARS + len("- ")
 
     def test_honours_the_callers_instructions(self) -> None:
         messages = [user("Fix the login flow."), assistant("The session cookie expires early.")]
@@ -200,14 +201,18 @@ class TestTheOfflineSummary:
             [
                 user("Rename the module."),
                 assistant(
-                    "Editing.", ("e1", "edit", {"path": "a.py", "oldText": "1", "newText": "2"})
+                    "Editing.",
+                    ("e1", "edit", {"path": "a.py", "oldText": "1", "newText": "2"}),
+                    ("e2", "Edit", {"file_path": "b.py", "old_string": "1", "new_string": "2"}),
                 ),
                 result("e1", "edit", "ok"),
+                result("e2", "Edit", "ok"),
             ],
             kind="turn_prefix",
         )
         assert text.startswith("## Original Request\n- Rename the module.")
-        assert "- Changed `a.py`" in text
+        # a.py is in pi's <modified-files> list after the summary; b.py only here
+        assert "- Changed `b.py`" in text and "`a.py`" not in text
 
 
 class TestThePromptsForModels:
