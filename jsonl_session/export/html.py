@@ -1,135 +1,137 @@
-"""The HTML export: one self-contained page (no network, no JavaScript) with the
-session's facts, the branch tree with labels, and the conversation, tool calls and
-outputs folded in ``<details>``, images as ``data:`` URLs, every session text escaped.
+"""The HTML export: one self-contained page that reads without JavaScript or network.
 
-What the export shows is plan.py's; this module only renders an ExportPlan as HTML.
+Owns the page: the title and facts, the branch index (html_tree.py; only when the
+session branches), then each entry as a section with an anchor (``#e-<id>``): user
+and assistant messages with their Markdown rendered, tool results under the call
+they answer, compactions and branch summaries folded, and small one-line notes for
+model and thinking-level changes, labels, names and extension state. The pieces
+inside an entry are html_parts.py's, Markdown and highlighting markup.py's, the
+stylesheet html_style.py's; what the export shows is plan.py's.
 """
 
 from __future__ import annotations
 
-import html
-import re
+import json
+from typing import Any
 
+from jsonl_session.export.html_parts import PartRenderer, main_argument
+from jsonl_session.export.html_style import page_css
+from jsonl_session.export.html_tree import branch_index, run_anchor
+from jsonl_session.export.markup import escape, json_html
 from jsonl_session.export.plan import ExportPlan
-from jsonl_session.format.entry import StoredEntry
 from jsonl_session.views.runs import Run
-from jsonl_session.views.transcript import EntryView, Part
-
-_CSS = (
-    "body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
-    "color:#1f2328;background:#fff}h1{font-size:1.5rem}h2{border-bottom:1px solid #d0d7de}"
-    "dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem}dt{font-weight:600}"
-    "dd{margin:0}code,pre{font:13px/1.4 ui-monospace,monospace}pre{background:#f6f8fa;"
-    "padding:.6rem;white-space:pre-wrap;word-break:break-word}.entry{margin:.8rem 0;"
-    "border-left:4px solid #d0d7de;padding:.2rem .8rem}.user{border-color:#0969da}"
-    ".assistant{border-color:#8250df}.tool-result,.bash{border-color:#9a6700}"
-    ".summary{border-color:#1a7f37;background:#f0fff4}.custom,.unknown{border-color:#bf8700}"
-    ".entry.note{border:0;color:#57606a;font-size:.9em;margin:.3rem 0}.meta{color:#57606a;"
-    "font-size:.85em}.who{font-weight:600;color:#1f2328}.text{white-space:pre-wrap}"
-    ".thinking .text{color:#57606a;font-style:italic}.error{color:#cf222e}.label{"
-    "background:#fff8c5;border:1px solid #d4a72c;border-radius:1em;padding:0 .5em}"
-    "summary{cursor:pointer;color:#57606a}ul.tree,ul.tree ul{list-style:none;padding-left:1rem}"
-    "ol{margin:0;color:#57606a}li.on-path{color:#1f2328;font-weight:600}"
-    ".run-name{font-weight:600;color:#8250df}img{max-width:100%;border:1px solid #d0d7de}"
-)
-_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
-
-
-def _e(text: str) -> str:
-    return html.escape(text, quote=True)
+from jsonl_session.views.transcript import EntryView
 
 
 def render_html(plan: ExportPlan) -> str:
-    title = _e(plan.title())
-    facts = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in plan.facts())
-    body = [f'<header><h1>{title}</h1><dl class="facts">{facts}</dl></header>']
-    body.append(f"<nav><h2>Branches</h2>{_html_tree(plan)}</nav><main>")
+    title = escape(plan.title())
+    facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in plan.facts())
+    body = [f'<header class="top"><h1>{title}</h1><dl class="facts">{facts}</dl></header>']
+    body.append(branch_index(plan))
+    body.append("<main>")
+    parts = PartRenderer()
     for run, entries in plan.shown:
-        if run is None:
-            body.append("<h2>Conversation</h2>")
-        else:
-            body.append(f"<h2>{_e(plan.run_title(run))}</h2>")
-        body.extend(_html_entry(plan, plan.view(entry)) for entry in entries)
+        body.append("<h2>Conversation</h2>" if run is None else _run_heading(plan, run))
+        body.extend(_entry(plan, parts, plan.view(entry)) for entry in entries)
     body.append("</main>")
     head = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{title}</title><style>{_CSS}</style></head><body>"
+        '<meta name="color-scheme" content="light dark">'
+        f"<title>{title}</title><style>{page_css()}</style></head><body>"
     )
     return head + "\n".join(body) + "</body></html>\n"
 
 
-def _html_tree(plan: ExportPlan) -> str:
-    out: list[str] = ['<ul class="tree">']
-    stack: list[Run | str] = ["</ul>", *reversed(plan.runs)]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-            continue
-        out.append(f'<li><span class="run-name">{_e(item.number)}</span><ol class="chain">')
-        for node in item.nodes:
-            out.append(_html_node(plan, node.entry))
-        out.append("</ol>")
-        if item.branches:
-            out.append("<ul>")
-            stack.append("</ul></li>")
-            stack.extend(reversed(item.branches))
-        else:
-            out.append("</li>")
-    return "".join(out)
+def _run_heading(plan: ExportPlan, run: Run) -> str:
+    title = f"Branch {escape(run.number)}"
+    if run.from_id is not None:
+        title += f' · from <a href="#e-{escape(run.from_id)}">{escape(run.from_id)}</a>'
+    badge = ' <span class="badge">active</span>' if run is plan.leaf_run else ""
+    return f'<h2 id="{escape(run_anchor(run))}">{title}{badge}</h2>'
 
 
-def _html_node(plan: ExportPlan, entry: StoredEntry) -> str:
-    ident = f"<code>{_e(entry.id)}</code>"
-    if entry.id in plan.anchors:
-        ident = f'<a href="#e-{_e(entry.id)}">{ident}</a>'
-    label = plan.labels.get(entry.id)
-    extra = f' <span class="label">{_e(label)}</span>' if label else ""
-    if entry.id == plan.leaf_id:
-        extra += " ◀ leaf"
-    css = ' class="on-path"' if entry.id in plan.active else ""
-    return f"<li{css}>{ident} {_e(plan.view(entry).summary(70))}{extra}</li>"
-
-
-def _html_entry(plan: ExportPlan, view: EntryView) -> str:
+def _entry(plan: ExportPlan, parts: PartRenderer, view: EntryView) -> str:
     entry = view.entry
+    anchor = escape(f"e-{entry.id}")
+    ident = f'<a class="id mono" href="#{anchor}" title="link to this entry">{escape(entry.id)}</a>'
     label = plan.labels.get(entry.id)
-    tag = f' <span class="label">{_e(label)}</span>' if label else ""
-    detail = f" · {_e(view.detail)}" if view.detail else ""
-    meta = (
-        f'<div class="meta"><span class="who">{_e(view.heading)}</span>{detail} · '
-        f"<code>{_e(entry.id)}</code> · {_e(entry.timestamp)}{tag}</div>"
+    chip = f'<span class="label">{escape(label)}</span>' if label else ""
+    meta = _time(entry.timestamp) + ident + chip
+    if entry.role == "system":
+        return _system(view, anchor, meta)
+    if view.is_note or view.kind == "unknown":
+        return _note(parts, view, anchor, meta)
+    heading = f'<span class="who">{escape(view.heading)}</span>'
+    detail = escape(view.detail)
+    call_id = ""
+    if view.kind == "tool-result":
+        call_id = str(entry.data().get("message", {}).get("toolCallId", ""))
+        call = parts.call_of(call_id)
+        if call is not None and main_argument(call[1], 80):
+            detail += f" · <code>{escape(main_argument(call[1], 80))}</code>"
+    detail = f"{detail} · " if detail else ""
+    body = parts.parts(view, call_id)
+    if view.kind == "summary":
+        words = sum(len(p.text.split()) for p in view.parts if p.kind == "text")
+        body = f"<details><summary>The summary · {words} words</summary>{body}</details>"
+    return (
+        f'<section class="entry {escape(view.kind)}" id="{anchor}">'
+        f'<div class="meta">{heading}{detail}{meta}</div>{body}</section>'
     )
-    parts = "".join(_html_part(part) for part in view.parts)
-    return f'<section class="entry {view.kind}" id="e-{_e(entry.id)}">{meta}{parts}</section>'
 
 
-def _html_part(part: Part) -> str:
-    text = _e(part.text)
-    if part.kind == "text":
-        return f'<div class="text">{text}</div>'
-    if part.kind == "thinking":
-        return _details("Thinking", f'<div class="text">{text}</div>', ' class="thinking"')
-    if part.kind == "tool-call":
-        call = f"Tool call <code>{_e(part.title)}</code> <small>{_e(part.ref)}</small>"
-        return _details(call, f"<pre>{text}</pre>")
-    if part.kind == "output":
-        lines = len(part.text.splitlines())
-        what = "Error output" if part.title == "error" else "Output"
-        # short outputs open, long ones folded
-        return _details(f"{what} ({lines} lines)", f"<pre>{text}</pre>", " open" * (lines <= 12))
-    if part.kind == "command":
-        return f'<pre class="command">$ {text}</pre>'
-    if part.kind == "image":
-        if part.mime in _IMAGE_TYPES and _BASE64.fullmatch(part.text):
-            return f'<img alt="image" src="data:{part.mime};base64,{part.text}">'
-        return f'<p class="note">[image: {_e(part.mime)}]</p>'
-    if part.kind in ("error", "note"):
-        return f'<p class="{part.kind}">{text}</p>'
-    return _details(_e(part.title or "data"), f"<pre>{text}</pre>")
+def _note(parts: PartRenderer, view: EntryView, anchor: str, meta: str) -> str:
+    """A small one-line entry: its text, once (no heading repeating it); data it
+    carries folded under the line."""
+    said = " · ".join(p.text for p in view.parts if p.kind == "note") or view.heading
+    line = f'<span class="note-text">{escape(said)}</span> <span class="meta">{meta}</span>'
+    rest = [p for p in view.parts if p.kind != "note"]
+    if len(rest) == 1 and rest[0].kind == "json":
+        line = f'<details class="data"><summary>{line}</summary>{json_html(rest[0].text)}</details>'
+    else:
+        line += "".join(parts.part(p) for p in rest)
+    return f'<div class="entry note" id="{anchor}">{line}</div>'
 
 
-def _details(summary: str, body: str, attributes: str = "") -> str:
-    return f"<details{attributes}><summary>{summary}</summary>{body}</details>"
+def _system(view: EntryView, anchor: str, meta: str) -> str:
+    """A system message (pi 1.5): the prompt's sections set or removed, tools
+    added or removed, folded under one line saying which."""
+    raw = next((p.text for p in view.parts if p.kind == "json"), "{}")
+    try:
+        loaded = json.loads(raw)
+    except ValueError:
+        loaded = None
+    message: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+    found = message.get("sections")
+    sections: dict[str, Any] = found if isinstance(found, dict) else {}
+    said = [f"sections {', '.join(map(str, sections))}"] if sections else []
+    for key, verb in (("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")):
+        tools = message.get(key)
+        names = (
+            [t.get("name") for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+        )
+        said += [f"{verb} {', '.join(map(str, names))}"] if names else []
+    line = f'<span class="note-text">System prompt · {escape(" · ".join(said) or "set")}</span>'
+    shown = []
+    if isinstance(message.get("content"), str) and message["content"].strip():
+        shown.append(f'<pre class="out">{escape(message["content"])}</pre>')
+    for key, text in sections.items():
+        value = escape(text) if isinstance(text, str) else "<em>removed</em>"
+        shown.append(
+            f'<div class="section"><b>{escape(str(key))}</b><pre class="out">{value}</pre></div>'
+        )
+    body = (
+        "".join(shown)
+        + f'<details class="data"><summary>message (JSON)</summary>{json_html(raw)}</details>'
+    )
+    summary = f'{line} <span class="meta">{meta}</span>'
+    folded = f"<details><summary>{summary}</summary>{body}</details>"
+    return f'<div class="entry note system" id="{anchor}">{folded}</div>'
+
+
+def _time(timestamp: str) -> str:
+    if not timestamp:
+        return ""
+    shown = timestamp.replace("T", " ").split(".")[0].removesuffix("Z")
+    return f'<time datetime="{escape(timestamp)}" title="UTC">{escape(shown)}</time>'

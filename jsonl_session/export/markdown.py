@@ -31,7 +31,7 @@ def _outline(plan: ExportPlan) -> list[str]:
         depth.update((id(branch), depth[id(run)] + 1) for branch in run.branches)
         first, last, count = run.nodes[0].entry, run.nodes[-1].entry, len(run.nodes)
         facts = [f"{count} entries" if count > 1 else "1 entry"]
-        facts += ["**active**"] if last.id in plan.active else []
+        facts += ["**active**"] if run is plan.leaf_run else []
         facts += ["leaf"] if last.id == plan.leaf_id else []
         labelled = [n.entry.id for n in run.nodes if n.entry.id in plan.labels]
         facts += [f"{_code(i)} *{plan.labels[i]}*" for i in labelled]

@@ -1,7 +1,8 @@
 """What an export shows: the plan every readable format renders.
 
-Owns ExportPlan (the active path or every branch, the header facts, labels beside
-the entries they mark, each entry's view made and redacted once) and ExportResult.
+Owns ExportPlan (the active path or every branch, the header facts with the messages
+and the tokens and cost the replies report, labels beside the entries they mark, the
+one run that holds the leaf, each entry's view made and redacted once) and ExportResult.
 What an entry says comes from views/transcript.py (`view_entry`), the runs of the
 branch tree from views/runs.py; secrets are replaced by views/redact.py's `Redactor`. Rendering is
 markdown.py's and html.py's; the JSON document is json.py's; choosing a format and
@@ -68,11 +69,24 @@ class ExportPlan:
             else [(None, self.path)]
         )
         self.anchors = {e.id for _, entries in self.shown for e in entries}
+        self.leaf_run = next(
+            (
+                run
+                for run in iter_runs(self.runs)
+                if any(n.entry.id == self.leaf_id for n in run.nodes)
+            ),
+            None,
+        )
+
+    @property
+    def has_branches(self) -> bool:
+        """More than one run: the session branches (or has more than one root)."""
+        return len(self.runs) > 1 or any(run.branches for run in self.runs)
 
     def run_title(self, run: Run) -> str:
         title = f"Branch {run.number}"
         title += f" · from {run.from_id}" if run.from_id is not None else ""
-        return title + (" · active" if run.nodes[0].entry.id in self.active else "")
+        return title + (" · active" if run is self.leaf_run else "")
 
     def view(self, entry: StoredEntry) -> EntryView:
         if entry.id not in self._views:
@@ -103,6 +117,7 @@ class ExportPlan:
         ends = sum(not run.branches for run in iter_runs(self.runs))
         entries = f"{len(self.session.entries)}, {ends} branches" if ends > 1 else ""
         facts.append(("entries", entries or str(len(self.session.entries))))
+        facts += _usage_facts([e for _, shown in self.shown for e in shown])
         shown = "every branch" if self.all_branches else f"the path to {self.leaf_id or '(none)'}"
         facts.append(("exported", shown))
         if self.session.problems:
@@ -121,3 +136,54 @@ def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:
         elif entry.type == "thinking_level_change":
             thinking = str(entry.data().get("thinkingLevel"))
     return model, thinking
+
+
+def _usage_facts(entries: list[StoredEntry]) -> list[tuple[str, str]]:
+    """Messages by role and the tokens and cost the assistant replies report."""
+    roles: dict[str, int] = {}
+    calls = 0
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+    for entry in entries:
+        if entry.type != "message" or entry.role is None:
+            continue
+        roles[entry.role] = roles.get(entry.role, 0) + 1
+        if entry.role != "assistant":
+            continue
+        message = entry.data().get("message", {})
+        content = message.get("content")
+        if isinstance(content, list):
+            calls += sum(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            for key in tokens:
+                value = usage.get(key)
+                tokens[key] += value if isinstance(value, int) else 0
+            spent = usage.get("cost", {}).get("total") if isinstance(usage.get("cost"), dict) else 0
+            cost += spent if isinstance(spent, int | float) else 0.0
+    if not roles:
+        return []
+    said = [f"{roles[r]} {r}" for r in ("user", "assistant") if r in roles]
+    said += [_plural(roles["toolResult"], "tool result")] if "toolResult" in roles else []
+    said += [_plural(calls, "tool call")] if calls else []
+    facts = [("messages", " · ".join(said))]
+    if any(tokens.values()):
+        names = {
+            "input": "in",
+            "output": "out",
+            "cacheRead": "cache read",
+            "cacheWrite": "cache write",
+        }
+        used = [f"{_count(n)} {names[k]}" for k, n in tokens.items() if n]
+        facts.append(("tokens", " · ".join(used) + (f" · ${cost:.2f}" if cost else "")))
+    return facts
+
+
+def _count(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

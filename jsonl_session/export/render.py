@@ -2,7 +2,8 @@
 file safely (never over the session, over another file only when asked).
 
 What the readable formats show is plan.py's; the renderers are markdown.py and
-html.py (the self-contained page); the JSON document is json.py's `export_json`.
+html.py (the self-contained page, imported only when a page is made, as it loads
+the Markdown and highlighting libraries); the JSON document is json.py's `export_json`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import os
 from pathlib import Path
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.export.html import render_html
 from jsonl_session.export.json import export_json
 from jsonl_session.export.markdown import render_markdown
 from jsonl_session.export.plan import ExportFormat, ExportPlan, ExportResult
@@ -30,9 +30,12 @@ def export_session(
     if fmt == "json":
         return export_json(session, leaf_id, redact=redact)
     plan = ExportPlan(session, leaf_id, all_branches, redact)
-    return ExportResult(
-        render_html(plan) if fmt == "html" else render_markdown(plan), plan.redactor.summary()
-    )
+    if fmt == "html":
+        # Markdown and highlighting libraries load only for the page
+        from jsonl_session.export.html import render_html
+
+        return ExportResult(render_html(plan), plan.redactor.summary())
+    return ExportResult(render_markdown(plan), plan.redactor.summary())
 
 
 def export_markdown(

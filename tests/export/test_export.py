@@ -1,11 +1,11 @@
 """Exports (Markdown, HTML, JSON) and redaction: the library first, then the command
 through Typer's runner and once as a real subprocess. Sessions are real files:
-fixtures copied into tmp_path, or sessions written with the library."""
+fixtures copied into tmp_path, or sessions written with the library. What the HTML
+page shows is tested in test_html.py, the page in a browser in test_html_browser.py."""
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -21,7 +21,6 @@ from locations import copy_fixture
 
 from jsonl_session import Session, SessionTreeError, SessionWriteError
 from jsonl_session.export import (
-    export_html,
     export_json,
     export_markdown,
     export_session,
@@ -175,9 +174,10 @@ class TestMarkdown:
         assert "- **1** `0afda538` User: Add pagination to GET /todos." in outline
         assert "    - **1.1.2** `c102d351` User: Make the default limit 50 instead." in outline
         assert "  - **1.2** `7e693f8c`" in outline and "**active** · leaf" in outline
-        for heading in ("## Branch 1 · active", "## Branch 1.1 · from 1bea2219"):
+        for heading in ("## Branch 1", "## Branch 1.1 · from 1bea2219"):
             assert heading + "\n" in text
         assert "## Branch 1.2 · from 1bea2219 · active" in text
+        assert text.count(" · active\n") == 1 and outline.count("**active**") == 1
         for words in ("Offset, it is simpler.", "Add a `Link` header too.", "cursor pagination"):
             assert words in text
 
@@ -188,58 +188,6 @@ class TestMarkdown:
         s.append_message(tool_result("read", "intro\n```sh\nmake\n```\n", "call_1"))
         text = export_markdown(reopen(s)).text
         assert "````\nintro\n```sh\nmake\n```\n````" in text
-
-
-class TestHtml:
-    def test_the_page_is_self_contained_and_its_tags_balance(self, tmp_path: Path) -> None:
-        for name in ("tool-calls", "images", "branching", "custom-entries"):
-            for all_branches in (False, True):
-                text = export_html(open_fixture(tmp_path, name), all_branches=all_branches).text
-                parsed = parse_html(text)
-                assert parsed.errors == [] and parsed.stack == [], name
-                external = [r for r in parsed.references if not r.startswith(("#", "data:"))]
-                assert external == [], name
-                assert "<script" not in text and "<link" not in text
-                assert not re.search(r"url\(\s*['\"]?https?:", text)
-
-    def test_session_text_is_escaped(self, tmp_path: Path) -> None:
-        s = new_session(tmp_path)
-        first = s.append_message(user_message('<script>alert("x")</script> & <b>bold</b>'))
-        s.append_message(assistant_message("</section></main><img src=http://evil.test/x>"))
-        s.append_label(first, "<i>label</i>")
-        text = export_html(reopen(s)).text
-        assert "<script" not in text and "<b>" not in text and "<i>" not in text
-        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;" in text
-        assert "&lt;img src=http://evil.test/x&gt;" in text
-        parsed = parse_html(text)
-        assert parsed.errors == [] and "img" not in parsed.tags
-
-    def test_tool_calls_and_outputs_are_collapsible(self, tmp_path: Path) -> None:
-        text = export_html(open_fixture(tmp_path, "tool-calls")).text
-        assert "<details><summary>Tool call <code>read</code>" in text
-        assert re.search(r"<details open><summary>Output \(\d+ lines\)</summary><pre>", text)
-
-    def test_the_branch_tree_marks_the_active_path_and_shows_labels(self, tmp_path: Path) -> None:
-        text = export_html(open_fixture(tmp_path, "branching")).text
-        tree = text.split("<nav>", 1)[1].split("</nav>", 1)[0]
-        assert tree.count("<li") == 10 + 5  # entries shown (no leaf markers), one per run
-        assert '<li class="on-path"><a href="#e-7e693f8c">' in tree
-        assert "<li><code>1808aeb9</code>" in tree  # off the path: no anchor, no mark
-        assert "◀ leaf" in tree
-        labelled = export_html(open_fixture(tmp_path, "labels")).text
-        assert '<span class="label">checkpoint: validation</span>' in labelled
-
-    def test_images_are_embedded_as_data_urls(self, tmp_path: Path) -> None:
-        text = export_html(open_fixture(tmp_path, "images")).text
-        assert '<img alt="image" src="data:image/png;base64,iVBORw0KGgo' in text
-
-    def test_an_image_with_an_unexpected_type_or_data_is_not_embedded(self, tmp_path: Path) -> None:
-        s = new_session(tmp_path)
-        image = {"type": "image", "data": 'AAAA" onerror="x', "mimeType": "image/png"}
-        html_image = {"type": "image", "data": "PGI+", "mimeType": "text/html"}
-        s.append_message({"role": "user", "content": [image, html_image], "timestamp": 1})
-        text = export_html(reopen(s)).text
-        assert "<img" not in text and "[image: image/png]" in text
 
 
 class TestJson:

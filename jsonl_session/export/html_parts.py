@@ -1,0 +1,144 @@
+"""The pieces inside an entry of the HTML export: text, thinking, tool calls and
+their outputs, shell commands, images, errors and data.
+
+Owns `PartRenderer`, which turns an EntryView's parts (views/transcript.py) into HTML
+and remembers each tool call it rendered, so a tool result can say which call it
+answers and highlight a file it read by the file's name. Text is Markdown, thinking
+is folded, tool calls are ``<details>`` with their arguments as pretty JSON (an
+edit's change as a diff, a written file highlighted), long outputs folded. Text is
+turned into HTML by markup.py; the entry around the parts is html.py's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from jsonl_session.export.markup import Markup, diff_html, escape, escape_text, json_html
+from jsonl_session.views.describe import one_line
+from jsonl_session.views.transcript import EntryView, Part
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+OPEN_OUTPUT_LINES = 8  # outputs this short are shown open
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_MAIN_ARGUMENTS = ("command", "path", "file_path", "pattern", "query", "url", "name")
+
+
+class PartRenderer:
+    """Renders parts; tool calls are remembered by id for the results that follow."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.markup = Markup()
+
+    def parts(self, view: EntryView, call_id: str = "") -> str:
+        """The parts of ``view``; ``call_id`` is the call a tool result answers."""
+        call = self.calls.get(call_id) if call_id else None
+        return "".join(self.part(part, call) for part in view.parts)
+
+    def call_of(self, call_id: str) -> tuple[str, dict[str, Any]] | None:
+        return self.calls.get(call_id)
+
+    def part(self, part: Part, call: tuple[str, dict[str, Any]] | None = None) -> str:
+        kind = part.kind
+        if kind == "text":
+            return f'<div class="md">{self.markup.markdown(part.text)}</div>'
+        if kind == "thinking":
+            words = len(part.text.split())
+            body = f'<div class="md">{self.markup.markdown(part.text)}</div>'
+            return _details(f"Thinking · {words} words", body, "thinking")
+        if kind == "tool-call":
+            return self._tool_call(part)
+        if kind == "output":
+            return self._output(part, call)
+        if kind == "command":
+            return f'<pre class="command">$ {escape_text(_plain(part.text))}</pre>'
+        if kind == "image":
+            return image_html(part)
+        if kind == "error":
+            return f'<p class="error">{escape(part.text)}</p>'
+        if kind == "note":
+            return f'<p class="stop">{escape(part.text)}</p>'
+        return _details(escape(part.title or "data"), json_html(part.text), "data")
+
+    def _tool_call(self, part: Part) -> str:
+        try:
+            arguments = json.loads(part.text)
+        except ValueError:
+            arguments = None
+        args = arguments if isinstance(arguments, dict) else {}
+        if part.ref:
+            self.calls[part.ref] = (part.title, args)
+        main = main_argument(args)
+        summary = f'<span class="name">{escape(part.title)}</span>'
+        summary += f' <code class="arg">{escape(main)}</code>' if main else ""
+        as_json = json_html(part.text)
+        shown = self._file_view(part.title, args)
+        body = shown + _details("arguments (JSON)", as_json, "data") if shown else as_json
+        ref = f' <span class="count">{escape(part.ref)}</span>' if part.ref else ""
+        return _details(summary + ref, body, "tool")
+
+    def _output(self, part: Part, call: tuple[str, dict[str, Any]] | None) -> str:
+        text = _plain(part.text).removesuffix("\n")
+        if not text:
+            return '<p class="stop">(no output)</p>'
+        lines = text.count("\n") + 1
+        error = part.title == "error"
+        what = '<span class="is-error">Error output</span>' if error else "Output"
+        path = ""
+        if call is not None and call[0] == "read" and not error:
+            path = str(call[1].get("path") or call[1].get("file_path") or "")
+        body = (
+            self.markup.code(text, path=path)
+            if path
+            else f'<pre class="out">{escape_text(text)}</pre>'
+        )
+        first = "" if lines <= OPEN_OUTPUT_LINES else f" · {escape(one_line(text, 90))}"
+        plural = "line" if lines == 1 else "lines"
+        summary = f"{what} · {lines} {plural}{first}"
+        return _details(summary, body, "output", open_=lines <= OPEN_OUTPUT_LINES)
+
+    def _file_view(self, tool: str, args: dict[str, Any]) -> str:
+        """An edit as a diff, a written file's content highlighted; "" for other calls."""
+        path = str(args.get("path") or args.get("file_path") or "")
+        if tool == "write" and isinstance(args.get("content"), str):
+            return self.markup.code(args["content"], path=path)
+        if tool != "edit":
+            return ""
+        edits = args.get("edits")
+        changes = [e for e in edits if isinstance(e, dict)] if isinstance(edits, list) else []
+        changes += [args] if "oldText" in args else []
+        diffs = [
+            diff_html(change["oldText"], change["newText"])
+            for change in changes
+            if isinstance(change.get("oldText"), str) and isinstance(change.get("newText"), str)
+        ]
+        return "".join(diffs)
+
+
+def main_argument(args: dict[str, Any], width: int = 100) -> str:
+    """The argument that says what a call does (its command, path, pattern...)."""
+    for key in _MAIN_ARGUMENTS:
+        if isinstance(args.get(key), str) and args[key].strip():
+            return one_line(args[key], width)
+    first = next((v for v in args.values() if isinstance(v, str) and v.strip()), "")
+    return one_line(first, width) if first else ""
+
+
+def image_html(part: Part) -> str:
+    if part.mime in IMAGE_TYPES and _BASE64.fullmatch(part.text):
+        src = f"data:{part.mime};base64,{part.text}"
+        return f'<img class="image" alt="image ({escape(part.mime)})" src="{src}">'
+    return f'<p class="stop">[image: {escape(part.mime or "unknown type")}]</p>'
+
+
+def _plain(text: str) -> str:
+    """Terminal colour codes removed."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def _details(summary: str, body: str, css: str, *, open_: bool = False) -> str:
+    opened = " open" if open_ else ""
+    return f'<details class="{css}"{opened}><summary>{summary}</summary>{body}</details>'

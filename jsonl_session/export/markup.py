@@ -1,0 +1,178 @@
+"""Session text as safe HTML: Markdown, highlighted code, JSON and diffs.
+
+Owns the two libraries the HTML export renders with: markdown-it-py (CommonMark with
+tables and strikethrough, raw HTML in the text escaped, never passed through) and
+Pygments (code highlighted with CSS classes; `highlight_css` gives their stylesheet).
+Session text is untrusted model and tool output, so nothing here lets markup through:
+links get ``rel="noopener noreferrer nofollow"``, and an image whose address is not a
+``data:image/`` URL becomes a link, so opening the page fetches nothing.
+
+Highlighting costs about a second per megabyte, so one `Markup` (one page) highlights
+at most `HIGHLIGHT_BUDGET` characters of code, none of a block over `HIGHLIGHT_LIMIT`;
+the rest is shown plain. JSON is coloured by a small scanner here, at any size.
+
+What the page shows and how it is laid out is html.py's (and html_parts.py's); this
+module only turns one text into one fragment of HTML.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+# Pygments ships no type information (types-Pygments is not a dependency)
+from pygments import highlight  # type: ignore[import-untyped]
+from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+from pygments.lexer import Lexer  # type: ignore[import-untyped]
+from pygments.lexers import get_lexer_by_name, get_lexer_for_filename  # type: ignore[import-untyped]
+from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+
+HIGHLIGHT_LIMIT = 16 * 1024  # a longer block is shown plain
+HIGHLIGHT_BUDGET = 512 * 1024  # characters of code highlighted per page
+_REL = "noopener noreferrer nofollow"
+_FORMATTER = HtmlFormatter(nowrap=True)
+_JSON_TOKEN = re.compile(
+    r'(?P<str>"(?:[^"\\\n]|\\.)*")(?P<key>\s*:)?|(?P<num>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)'
+    r"|(?P<word>true|false|null)"
+)
+
+
+def escape(text: str) -> str:
+    """Escaped for anywhere in a page, attribute values included."""
+    return html.escape(text, quote=True)
+
+
+def escape_text(text: str) -> str:
+    """Escaped for the content of an element (quotes left as they are: smaller)."""
+    return html.escape(text, quote=False)
+
+
+class Markup:
+    """Renders the texts of one page, keeping count of the code it highlighted."""
+
+    def __init__(self, budget: int = HIGHLIGHT_BUDGET) -> None:
+        self.budget = budget
+        self._md = MarkdownIt("js-default", {"html": False, "breaks": True, "linkify": False})
+        self._md.options["highlight"] = self._fence
+        self._md.add_render_rule("link_open", _link_open)
+        self._md.add_render_rule("image", _image)
+
+    def markdown(self, text: str) -> str:
+        """Markdown as HTML, raw HTML escaped, fenced code highlighted."""
+        rendered: str = self._md.render(text)
+        return rendered
+
+    def code(self, code: str, language: str = "", *, path: str = "") -> str:
+        """A ``<pre>`` of ``code`` highlighted as ``language`` (a Pygments name or
+        alias) or, without one, by the file name ``path``; plain when neither is
+        known, when the block is long, or when the page's budget is spent."""
+        lexer = None
+        if len(code) <= min(HIGHLIGHT_LIMIT, self.budget):
+            lexer = _lexer_by_name(language.lower()) if language else None
+            if lexer is None and path:
+                lexer = _lexer_for_extension(_extension(path))
+        if lexer is None:
+            return f'<pre class="code">{escape_text(code)}</pre>'
+        self.budget -= len(code)
+        body: str = highlight(code, lexer, _FORMATTER)
+        if not code.endswith("\n"):  # Pygments ends the text with a newline
+            body = body.removesuffix("\n")
+        return f'<pre class="code hl">{body}</pre>'
+
+    def _fence(self, code: str, language: str, _attrs: str) -> str:
+        return self.code(code, language)
+
+
+def json_html(text: str) -> str:
+    """JSON text (as json.dumps writes it) in a ``<pre>``, keys, strings, numbers and
+    literals coloured with the classes Pygments uses."""
+    out: list[str] = []
+    last = 0
+    for match in _JSON_TOKEN.finditer(text):
+        out.append(escape_text(text[last : match.start()]))
+        last = match.end()
+        if match["str"] is not None:
+            css = "nt" if match["key"] else "s2"
+            out.append(
+                f'<span class="{css}">{escape_text(match["str"])}</span>{match["key"] or ""}'
+            )
+        else:
+            css = "mi" if match["num"] is not None else "kc"
+            out.append(f'<span class="{css}">{match[0]}</span>')
+    out.append(escape_text(text[last:]))
+    return '<pre class="code hl json">' + "".join(out) + "</pre>"
+
+
+def diff_html(old: str, new: str) -> str:
+    """The change from ``old`` to ``new`` as a unified diff, lines marked + and -."""
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3)
+    out = []
+    for line in list(lines)[2:]:  # no ---/+++ header: the file is named elsewhere
+        css = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "")
+        text = escape_text(line)
+        out.append(f'<span class="{css}">{text}</span>' if css else text)
+    return '<pre class="code diff">' + "\n".join(out) + "</pre>"
+
+
+def highlight_css(scope: str = ".hl") -> str:
+    """The stylesheet for highlighted code: a light style, and a dark one when the
+    reader's system prefers it."""
+    light = HtmlFormatter(style="default").get_style_defs(scope)
+    dark = HtmlFormatter(style="github-dark").get_style_defs(scope)
+    return f"{_rules_only(light)}\n@media (prefers-color-scheme: dark){{{_rules_only(dark)}}}"
+
+
+def _rules_only(css: str) -> str:
+    # the token rules; Pygments' own pre/background lines are replaced by the page's
+    keep = [
+        line.split(" /*", 1)[0].replace(" { ", "{").replace("; ", ";").replace(" }", "}")
+        for line in css.splitlines()
+        if line.strip() and not line.startswith(("pre ", "td.", "span.", ".hl  {", ".hl {"))
+    ]
+    return "\n".join(keep)
+
+
+def _extension(path: str) -> str:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+@lru_cache(maxsize=256)
+def _lexer_by_name(name: str) -> Lexer | None:
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+@lru_cache(maxsize=256)
+def _lexer_for_extension(extension: str) -> Lexer | None:
+    if not extension:
+        return None
+    try:
+        return get_lexer_for_filename(f"file.{extension}", stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def _link_open(renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    tokens[idx].attrSet("rel", _REL)
+    text: str = renderer.renderToken(tokens, idx, options, env)
+    return text
+
+
+def _image(renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    alt = renderer.renderInlineAsText(token.children or [], options, env)
+    if src.startswith("data:image/"):
+        return f'<img src="{escape(src)}" alt="{escape(alt)}">'
+    # a remote image would be fetched when the page opens: a link instead
+    return f'<a href="{escape(src)}" rel="{_REL}">[image: {escape(alt or src)}]</a>'
