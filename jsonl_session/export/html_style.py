@@ -42,6 +42,7 @@ nav.branches .gist{overflow-wrap:anywhere}
 nav.branches .off{color:var(--muted)}
 nav.branches .on-path>.line .gist{font-weight:600}
 .count{color:var(--muted);font-size:.85em}
+.count,.label,.badge,time{white-space:nowrap}
 .label{display:inline-block;background:var(--chip);border:1px solid var(--chip-line);
 border-radius:1em;padding:0 .5em;font-size:.8em;margin-left:.3rem;text-decoration:none}
 .entry{margin:.9rem 0;content-visibility:auto;contain-intrinsic-size:auto 3rem}
