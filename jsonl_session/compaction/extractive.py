@@ -53,6 +53,7 @@ PASSES = " passes now"
 
 _FILE_TAGS = re.compile(r"\n*<(read-files|modified-files)>.*?</\1>", re.DOTALL)
 _COMMAND = re.compile(r"^`([^`]+)`")
+_LABEL = re.compile(r"^(?:Later|Correction|Also): ")
 
 # Section keys, in the order they are shown, and the order items are dropped in
 # when over budget (first listed, first dropped).
@@ -180,6 +181,9 @@ class ExtractiveSummarizer:
 
 
 def _add_request(notes: _Notes, request: str, latest: bool = False) -> None:
+    said = _norm(wording.shorten(request, GOAL_CHARS))
+    if any(_norm(_LABEL.sub("", item)) == said for item in notes.sections.get("goal", [])):
+        return  # a request an earlier summary already holds
     if not notes.has_goal():
         notes.add("goal", request, GOAL_CHARS)
     elif wording.is_correction(request):

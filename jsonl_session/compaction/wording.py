@@ -210,14 +210,15 @@ def is_addition(request: str) -> bool:
 
 _OPENER = r"(?:^|[,;:!(]\s*|\b(?:and|but|so|also|then|just|oh|plus|please|pls|ok|okay|again)\s+)"
 _STRONG = re.compile(
-    r"\b(?:must(?:n'?t| not)?|never|always|shall not|may not|under no circumstances|"
+    r"\b(?:must(?:n'?t| not)?|(?:you|we) (?:must |should )?(?:always|never)|shall not|"
+    r"may not|under no circumstances|"
     r"not allowed|forbidden|off[- ]limits|(?:backwards?[- ])?compatib(?:le|ility)|"
     r"make sure|ensure that|stay away from|have to|has to|need(?:s)? to stay|"
     r"prefer(?:red|ably)?|i'?d rather|i would rather|avoid(?:ing)?|"
     r"(?:we|you) (?:can'?t|cannot|can not) (?:\w+)|"
     r"stick(?:s)? (?:to|with)|"
-    r"stays?(?: as it is| as is| the same| unchanged| untouched| intact| where it is)|"
-    r"as it is\b|as is\b|byte[- ]for[- ]byte)\b",
+    r"stays?(?: as (?:it|they) (?:is|are)| as is| the same| unchanged| untouched| intact|"
+    r" where (?:it is|they are))|as (?:it|they) (?:is|are)\b|as is\b|byte[- ]for[- ]byte)\b",
     re.IGNORECASE,
 )
 _IMPERATIVE = re.compile(
