@@ -144,7 +144,7 @@ class TestAnAgentRecordsEveryTurn:
         code, out, _ = invoke("context", path)
         assert code == 0
         assert "What's the weather?" in out and "I have seen 5 messages." in out
-        code, out, _ = invoke("tree", path)
+        code, out, _ = invoke("tree", path, "--full")  # every entry, none folded
         assert code == 0 and "toolResult: weather" in out
         code, out, _ = invoke("show", path)
         assert code == 0 and "chat" in out
