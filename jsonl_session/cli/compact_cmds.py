@@ -105,7 +105,7 @@ def compact(
         if as_json:
             print_json({**plan.to_dict(), "keep": kept})
         else:
-            _print_plan(session, plan, kept)
+            _print_plan(session, plan, kept, session.token_breakdown().model_tokens)
         return
     chosen = choose_summarizer(summarizer, model)
     before = session.token_breakdown()
@@ -115,11 +115,11 @@ def compact(
     if as_json:
         print_json({**result.to_dict(), "keep": kept, "modelTokens": _by_role(before, after)})
         return
-    _print_plan(session, plan, kept)
+    _print_plan(session, plan, kept, before.model_tokens)
     out().print(_before_after(before, after))
     out().print(
         f"appended compaction {result.entry_id} ({result.summarizer}): "
-        f"{result.estimated_before:,} → {result.tokens_after:,} tokens sent to the model"
+        f"{before.model_tokens:,} → {after.model_tokens:,} tokens sent to the model (estimated)"
     )
 
 
@@ -161,7 +161,9 @@ def _kept_ids(session: Session, plan: CompactionPlan) -> list[str]:
     return ids[ids.index(plan.first_kept_entry_id) :]
 
 
-def _print_plan(session: Session, plan: CompactionPlan, kept: list[str]) -> None:
+def _print_plan(
+    session: Session, plan: CompactionPlan, kept: list[str], tokens_before: int
+) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -176,7 +178,9 @@ def _print_plan(session: Session, plan: CompactionPlan, kept: list[str]) -> None
             _span(plan.turn_prefix) if plan.is_split_turn else "(the cut is at a turn)",
         ),
         ("keep", f"{len(kept)} entries from {plan.first_kept_entry_id}"),
-        ("tokens before", f"{plan.tokens_before:,}"),
+        # one "before" figure on the screen: the estimate the table and the last line
+        # use too (the entry records pi's usage-based tokensBefore; --json gives both)
+        ("tokens before", f"{tokens_before:,} (estimated)"),
         ("earlier summary", "updated" if plan.previous_summary else "none"),
         ("files read", ", ".join(plan.read_files) or "(none)"),
         ("files modified", ", ".join(plan.modified_files) or "(none)"),
