@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from jsonl_session.cli.options import styled
+from jsonl_session.cli.options import fit, styled
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 HEAD = 3  # entries shown at the start of a folded chain
 TAIL = 3  # and at its end (the last one is where it ends or branches)
 NOTABLE_TYPES = ("compaction", "branch_summary")
+SUMMARY_CELLS = 60  # an entry's summary: at most this wide on screen
 
 
 def render(
@@ -140,4 +141,5 @@ def _node_text(node: TreeNode) -> Text:
 
     marker = ("*", "bold green") if node.on_active_path else " "
     label = (f" [{node.label}]", "magenta") if node.label else ""
-    return styled(marker, " ", (node.entry.id, "dim"), " ", entry_summary(node.entry, 60), label)
+    summary = fit(entry_summary(node.entry, SUMMARY_CELLS), SUMMARY_CELLS)  # wide text: cells
+    return styled(marker, " ", (node.entry.id, "dim"), " ", summary, label)

@@ -391,6 +391,15 @@ class TestTree:
         assert len(lines) == 11
         assert lines[-1] == "… 90 more entries (--limit 10)"
 
+    def test_wide_text_is_cut_by_its_width_on_screen(self, tmp_path: Path) -> None:
+        session = Session.create(cwd="/p", session_dir=tmp_path, fsync="never")
+        first = session.append_message(user(WIDE_TEXT * 3))
+        session.flush()
+        _, out, _ = invoke("tree", session.path)
+        summary = out.splitlines()[0].partition(f"{first} ")[2]
+        assert summary.startswith("user: ") and summary.endswith("…")
+        assert 59 <= cell_len(summary) <= 60
+
     def test_json_lists_every_node_whatever_the_view(self, tmp_path: Path) -> None:
         session, ids = linear_session(tmp_path, 500)
         _, out, _ = invoke("tree", session.path, "--json", "--limit", "3", "--depth", "1")
