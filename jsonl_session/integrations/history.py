@@ -2,20 +2,22 @@
 sessions, show one, read its context (trimmed to a budget) or its tree, and, when
 writes are allowed by the caller, label an entry, name a session, fork one.
 
-`SessionHistory` confines every file it opens to its session folders (the default
-agents' folders, or the roots it is given), so a model cannot have it read or append
-to any other file. Errors are the library's (`JsonlSessionError`), with the file
-named. No MCP here: mcp_server.py binds these methods to tools. Finding and
-describing files is catalog/'s, reading them session/'s, one-line entry text views/'s.
+`SessionHistory` confines every file it lists, searches or opens to its session
+folders (the default agents' folders, or the roots it is given), symlinks followed,
+so a model cannot have it read or append to any other file; a file opened is opened
+by its real path, so a fork lands beside the real file. Paths must be absolute.
+Errors are the library's (`JsonlSessionError`), with the file named. No MCP here:
+mcp_server.py binds these methods to tools. Fitting answers to a budget is
+budget.py's; finding and describing files is catalog/'s, reading them session/'s,
+one-line entry text views/'s.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections import Counter
 from collections.abc import Collection, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from jsonl_session.catalog.listing import SessionInfo, list_sessions
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.context import EMPTY_LEAF
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.integrations.budget import SUMMARY_WIDTH, cut, json_safe, tail_within
 from jsonl_session.session import Session
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.paths import claude_projects_root, codex_sessions_root, session_roots
@@ -35,11 +38,10 @@ DEFAULT_LIST_LIMIT = 20
 DEFAULT_SEARCH_LIMIT = 20
 DEFAULT_CONTEXT_CHARS = 20_000
 DEFAULT_TREE_NODES = 200
-SUMMARY_WIDTH = 100
 PROBLEMS_SHOWN = 20
-# A string is never cut shorter than this when one message must be shortened to fit.
-SHORTEST_CUT = 40
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# What a node of read_tree lists of its children, and show_session of the labels.
+CHILDREN_SHOWN = 20
+LABELS_SHOWN = 50
 
 
 class SessionHistory:
@@ -85,6 +87,7 @@ class SessionHistory:
             infos = list_sessions(
                 cwd=where, all_projects=all_projects, agents=agents, cache=self.cache
             )
+            infos = [info for info in infos if self._allowed(info.path)]
         else:
             infos = self._listed_under_roots(where, agents)
         return {
@@ -100,7 +103,10 @@ class SessionHistory:
             for info in list_sessions(
                 root, cwd=cwd, all_projects=True, agents=agents, cache=self.cache
             ):
-                seen.setdefault(info.path.resolve(), info)
+                real = info.path.resolve()
+                # not one a symlink leads out of the roots; a file by its own name first
+                if self._under_roots(real) and (real not in seen or info.path == real):
+                    seen[real] = info
         return sorted(seen.values(), key=lambda i: (i.modified, str(i.path)), reverse=True)
 
     def search_sessions(
@@ -121,7 +127,7 @@ class SessionHistory:
                 truncated = True  # the search stops here: the rest is never read
                 break
             hits.append(hit.to_dict())
-        return _json_safe(
+        return json_safe(
             {"query": query, "hits": hits, "searchedFiles": len(files), "truncated": truncated}
         )
 
@@ -130,15 +136,25 @@ class SessionHistory:
     ) -> list[Path]:
         wanted = list(agents) if agents else None
         if not self.given_roots:
-            return session_files(cwd=cwd, all_projects=all_projects, agents=wanted)
+            files = session_files(cwd=cwd, all_projects=all_projects, agents=wanted)
+            return [path for path in files if self._allowed(path)]
         found: dict[Path, Path] = {}
         for root in self._existing_roots():
             for path in session_files(root, cwd=cwd, all_projects=True, agents=wanted):
-                found.setdefault(path.resolve(), path)
+                real = path.resolve()
+                if self._under_roots(real) and (real not in found or path == real):
+                    found[real] = path
         return list(found.values())
 
     def _existing_roots(self) -> list[Path]:
         return [root for root in self.roots if root.is_dir()]
+
+    def _allowed(self, path: Path) -> bool:
+        """Whether the file ``path`` really is (symlinks followed) under a root."""
+        return self._under_roots(path.resolve())
+
+    def _under_roots(self, real: Path) -> bool:
+        return any(real.is_relative_to(root) for root in self._real_roots)
 
     def _cwd(self, cwd: str | None, all_projects: bool) -> str | None:
         """The project directory a call means: None for every project."""
@@ -147,10 +163,19 @@ class SessionHistory:
     # --- one session ----------------------------------------------------------------
 
     def open_session(self, path: str) -> Session:
-        """The session at ``path``, refused unless it lies under one of the roots."""
-        given = Path(path).expanduser().absolute()
+        """The session at ``path``, refused unless it lies under one of the roots
+        (symlinks followed). The file opened, and written beside by a fork, is the
+        real one: a symlink elsewhere leading into the roots leads no write out."""
+        if "\0" in path:
+            raise JsonlSessionError(f"{path!r}: a path cannot hold a NUL character")
+        given = Path(path).expanduser()
+        if not given.is_absolute():
+            raise JsonlSessionError(
+                f"{path}: a relative path; give the absolute path list_sessions or "
+                "search_sessions gave"
+            )
         real = given.resolve()
-        if not any(real.is_relative_to(root) for root in self._real_roots):
+        if not self._under_roots(real):
             folders = ", ".join(map(str, self.roots))
             raise JsonlSessionError(
                 f"{path}: not under the session folders this server reads ({folders}); "
@@ -159,14 +184,15 @@ class SessionHistory:
             )
         if not real.is_file():
             raise JsonlSessionError(f"{path}: no such session file")
-        return Session.open(given, cache=self.cache)
+        return Session.open(real, cache=self.cache)
 
     def show_session(self, path: str) -> dict[str, Any]:
         """What the file is: header, agent, name, leaf, labels, counts, problems."""
         session = self.open_session(path)
         entries = session.entries
         problems = session.problems
-        return _json_safe(
+        labels = session.labels
+        return json_safe(
             {
                 "path": str(session.path),
                 "agent": session.dialect,
@@ -174,7 +200,11 @@ class SessionHistory:
                 "versionRead": session.version_read,
                 "name": session.name,
                 "leafId": session.leaf_id,
-                "labels": session.labels,
+                "labels": {
+                    entry_id: cut(label, SUMMARY_WIDTH, 0)
+                    for entry_id, label in islice(labels.items(), LABELS_SHOWN)
+                },
+                "labelCount": len(labels),
                 "entryCount": len(entries),
                 "byType": dict(Counter(e.type for e in entries).most_common()),
                 "byRole": dict(
@@ -204,8 +234,8 @@ class SessionHistory:
         total = len(built.messages)
         stop = total if end is None else max(0, min(end, total))
         start = 0 if last is None else max(0, stop - last)
-        kept, shortened = _tail_within(built.messages[start:stop], max_chars)
-        return _json_safe(
+        kept, shortened = tail_within(built.messages[start:stop], max_chars)
+        return json_safe(
             {
                 "path": str(session.path),
                 "leafId": leaf_id,
@@ -235,13 +265,14 @@ class SessionHistory:
                         "depth": depth,
                         "type": entry.type,
                         "role": entry.role,
-                        "label": node.label,
+                        "label": cut(node.label, SUMMARY_WIDTH, 0),
                         "active": node.on_active_path,
                         "summary": entry_summary(entry, SUMMARY_WIDTH),
-                        "children": [child.entry.id for child in node.children],
+                        "children": [c.entry.id for c in node.children[:CHILDREN_SHOWN]],
+                        "childCount": len(node.children),
                     }
                 )
-        return _json_safe(
+        return json_safe(
             {
                 "path": str(session.path),
                 "leafId": session.leaf_id,
@@ -287,71 +318,4 @@ class SessionHistory:
 
 
 def _info_json(info: SessionInfo) -> dict[str, Any]:
-    return _json_safe(info.to_dict())
-
-
-def _json_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-
-
-def _tail_within(messages: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], bool]:
-    """The newest messages whose JSON fits ``budget`` characters together, in order,
-    and whether the newest had to be cut down (it is kept, shortened, when it alone
-    does not fit: an answer with no message at all would tell the model nothing)."""
-    kept: list[dict[str, Any]] = []
-    used = 0
-    shortened = False
-    for message in reversed(messages):
-        size = _json_size(message)
-        if used + size > budget:
-            if not kept:
-                kept.append(_shortened(message, budget))
-                shortened = True
-            break
-        kept.append(message)
-        used += size
-    kept.reverse()
-    return kept, shortened
-
-
-def _shortened(message: dict[str, Any], budget: int) -> dict[str, Any]:
-    """``message`` with its long strings cut, the cut halving until it fits."""
-    cap = budget
-    while True:
-        cut: dict[str, Any] = _cut_strings(message, cap)
-        if _json_size(cut) <= budget or cap <= SHORTEST_CUT:
-            return cut
-        cap //= 2
-
-
-def _cut_strings(value: Any, cap: int) -> Any:
-    if isinstance(value, str):
-        if len(value) <= cap:
-            return value
-        return f"{value[:cap]}… [{len(value) - cap} characters cut]"
-    if isinstance(value, dict):
-        return {key: _cut_strings(item, cap) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_cut_strings(item, cap) for item in value]
-    return value
-
-
-def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
-    """``value`` with lone surrogates replaced by U+FFFD: pi writes them when a cut
-    splits an emoji, and JSON sent over the wire must be valid UTF-8."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        cleaned: dict[str, Any] = _replace_surrogates(value)
-        return cleaned
-    return value
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(item) for item in value]
-    return value
+    return json_safe(info.to_dict())

@@ -106,8 +106,10 @@ def _instructions(history: SessionHistory, allow_writes: bool) -> str:
 
 @contextlib.contextmanager
 def _as_tool_errors() -> Iterator[None]:
-    """Library and OS errors as the SDK's ToolError: the call returns an error result
-    with this text for the model to read, and the server carries on."""
+    """Library, OS and value errors as the SDK's ToolError: the call returns an error
+    result with this text for the model to read, and the server carries on (the SDK
+    would answer any other exception with a bare "Error executing tool" and print its
+    traceback on stderr)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
@@ -117,6 +119,8 @@ def _as_tool_errors() -> Iterator[None]:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise ToolError(f"{where}{exc.strerror or exc}") from exc
+    except ValueError as exc:  # e.g. a path the OS cannot take
+        raise ToolError(f"invalid argument: {exc}") from exc
 
 
 def _add_read_tools(server: "MCPServer[Any]", history: SessionHistory) -> None:
@@ -126,7 +130,10 @@ def _add_read_tools(server: "MCPServer[Any]", history: SessionHistory) -> None:
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     SessionPath = Annotated[
         str,
-        Field(description="A session file's path, as list_sessions or search_sessions give it."),
+        Field(
+            description="A session file's absolute path, as list_sessions or search_sessions "
+            "give it."
+        ),
     ]
     Cwd = Annotated[
         str | None,
@@ -169,7 +176,8 @@ def _add_read_tools(server: "MCPServer[Any]", history: SessionHistory) -> None:
 
     def show_session(path: SessionPath) -> dict[str, Any]:
         """One session's header (id, cwd, created, parent), agent, name, active leaf,
-        labels, entry counts by type and role, and problems reading it."""
+        labels (the first 50; `labelCount` counts all), entry counts by type and role,
+        and problems reading it."""
         with _as_tool_errors():
             return history.show_session(path)
 
@@ -195,7 +203,7 @@ def _add_read_tools(server: "MCPServer[Any]", history: SessionHistory) -> None:
         """The messages the model sees at a leaf, as pi builds them (compactions
         applied): the newest that fit the budget. `messageCount` counts all of them,
         `firstIndex` is the index of the first one returned; `shortened` says the
-        newest had its long texts cut to fit."""
+        newest had its long texts and lists cut (or its content left out) to fit."""
         with _as_tool_errors():
             return history.read_context(path, leaf=leaf, last=last, end=end, max_chars=max_chars)
 
@@ -204,7 +212,8 @@ def _add_read_tools(server: "MCPServer[Any]", history: SessionHistory) -> None:
         max_nodes: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_TREE_NODES,
     ) -> dict[str, Any]:
         """The session's branches, depth first: each entry's id, parent, depth, type,
-        label, a one-line summary and children; `active` marks the path to the leaf."""
+        label, a one-line summary and children (the first 20 ids; `childCount` counts
+        all); `active` marks the path to the leaf."""
         with _as_tool_errors():
             return history.read_tree(path, max_nodes=max_nodes)
 

@@ -214,6 +214,8 @@ class TestReading:
             said["bad id"] = await refused(connected, "read_context", path=str(path), leaf="zz")
             said["outside"] = await refused(connected, "read_tree", path=str(outside))
             said["unknown"] = await refused(connected, "no_such_tool")
+            said["nul"] = await refused(connected, "read_context", path="a\x00b")
+            said["relative"] = await refused(connected, "show_session", path=path.name)
             said["still"] = str((await call(connected, "show_session", path=str(path)))["leafId"])
 
         stderr = serve(tmp_path, folders, project, client)
@@ -221,6 +223,8 @@ class TestReading:
         assert "no entry with id 'zz'" in said["bad id"]
         assert "not under the session folders" in said["outside"]
         assert "no_such_tool" in said["unknown"]
+        assert "'a\\x00b': a path cannot hold a NUL character" in said["nul"]
+        assert f"{path.name}: a relative path; give the absolute path" in said["relative"]
         assert said["still"] == Session.open(path).leaf_id
         assert "Traceback" not in stderr
 
@@ -297,6 +301,116 @@ class TestTheHistoryServed:
         s.append_message(user("half an emoji \ud83d"))
         context = SessionHistory(cwd=str(project)).read_context(str(s.path))
         assert context["messages"][0]["content"] == "half an emoji \ufffd"
+
+
+class TestConfinement:
+    @pytest.fixture
+    def tangled(self, tmp_path: Path) -> dict[str, Path]:
+        """A root holding a session, a file symlink and a folder symlink to a session
+        outside it; outside, a symlink to the session inside."""
+        root, outside = tmp_path / "root", tmp_path / "outside"
+        root.mkdir()
+        outside.mkdir()
+        for path, text in ((root / "in.jsonl", "inside"), (outside / "secret.jsonl", "SECRET")):
+            s = Session.create(cwd=tmp_path, path=path, fsync="never")
+            s.append_message(user(f"{text} words"))
+            s.append_message(assistant("noted"))
+        (root / "link.jsonl").symlink_to(outside / "secret.jsonl")
+        (root / "linkdir").symlink_to(outside)
+        (outside / "alias.jsonl").symlink_to(root / "in.jsonl")
+        return {"root": root, "outside": outside, "inside": root / "in.jsonl"}
+
+    def test_listing_and_search_leave_out_files_symlinks_lead_out_of_the_roots(
+        self, tangled: dict[str, Path]
+    ) -> None:
+        history = SessionHistory([tangled["root"]])
+        listed = history.list_sessions(all_projects=True)
+        assert [s["path"] for s in listed["sessions"]] == [str(tangled["inside"])]
+        assert history.search_sessions("SECRET", all_projects=True)["hits"] == []
+        found = history.search_sessions("inside", all_projects=True)
+        assert [h["path"] for h in found["hits"]] == [str(tangled["inside"])]
+
+    def test_a_fork_through_a_symlink_from_outside_lands_beside_the_real_file(
+        self, tangled: dict[str, Path]
+    ) -> None:
+        history = SessionHistory([tangled["root"]])
+        forked = history.fork_session(str(tangled["outside"] / "alias.jsonl"))
+        assert Path(forked["path"]).parent == tangled["root"]
+        assert forked["forkedFrom"] == str(tangled["inside"])
+        assert sorted(p.name for p in tangled["outside"].iterdir()) == [
+            "alias.jsonl",
+            "secret.jsonl",
+        ]
+
+    def test_paths_with_a_nul_or_relative_are_library_errors(
+        self, tangled: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        history = SessionHistory([tangled["root"]])
+        with pytest.raises(JsonlSessionError, match="NUL character"):
+            history.read_context("a\x00b")
+        monkeypatch.chdir(tangled["root"])
+        with pytest.raises(JsonlSessionError, match=r"in\.jsonl: a relative path"):
+            history.show_session("in.jsonl")
+
+    def test_other_value_errors_of_a_tool_are_tool_errors(self) -> None:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        from jsonl_session.integrations.mcp_server import _as_tool_errors
+
+        with pytest.raises(ToolError, match="invalid argument: bad"), _as_tool_errors():
+            raise ValueError("bad")
+
+
+class TestAnswersStayWithinTheirBounds:
+    def test_a_message_of_thousands_of_blocks_is_cut_to_the_budget(
+        self, folders: dict[str, str], project: Path
+    ) -> None:
+        s = Session.create(cwd=project, fsync="never")
+        s.append_message(user("go"))
+        s.append_message({**assistant("x"), "content": [{"type": "text", "text": "ab"}] * 30_000})
+        context = SessionHistory(cwd=str(project)).read_context(str(s.path), max_chars=500)
+        (message,) = context["messages"]
+        assert context["shortened"] is True
+        assert len(json.dumps(message, ensure_ascii=False, separators=(",", ":"))) <= 500
+        assert message["content"][-1]["text"].endswith("more items cut]")
+        assert message["content"][0] == {"type": "text", "text": "ab"}
+
+    def test_a_message_too_large_even_when_cut_keeps_a_note_instead_of_its_content(
+        self, folders: dict[str, str], project: Path
+    ) -> None:
+        s = Session.create(cwd=project, fsync="never")
+        nested: Any = "deep"
+        for _ in range(60):  # each level costs characters no cut removes
+            nested = {"inner": nested}
+        s.append_message(
+            {**assistant("x"), "content": [{"type": "text", "text": "a"}], "x": nested}
+        )
+        context = SessionHistory(cwd=str(project)).read_context(str(s.path), max_chars=500)
+        (message,) = context["messages"]
+        assert message["role"] == "assistant"
+        assert message["content"].startswith("[message of ")
+        assert "x" not in message
+
+    def test_tree_nodes_and_shown_labels_are_capped_with_counts(
+        self, folders: dict[str, str], project: Path
+    ) -> None:
+        s = Session.create(cwd=project, fsync="never")
+        root = s.append_message(user("start"))
+        replies = []
+        for n in range(300):
+            s.branch(root, marker=False)
+            replies.append(s.append_message(assistant(f"reply {n}")))
+        for reply in replies[:80]:
+            s.append_label(reply, "a long label " * 30)
+        history = SessionHistory(cwd=str(project))
+        tree = history.read_tree(str(s.path), max_nodes=1)
+        (node,) = tree["nodes"]
+        assert node["children"] == replies[:20] and node["childCount"] == 300
+        assert len(json.dumps(tree)) < 2000
+        shown = history.show_session(str(s.path))
+        assert (len(shown["labels"]), shown["labelCount"]) == (50, 80)
+        assert all(len(label) < 150 for label in shown["labels"].values())
+        assert len(json.dumps(shown)) < 10_000
 
 
 class TestWithoutTheSdk:

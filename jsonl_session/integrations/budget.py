@@ -1,0 +1,110 @@
+"""Answers sized for a model's context: the newest messages that fit a budget of
+characters of JSON, one message cut down to fit (long strings and long lists cut, and
+saying what went), and text made safe to send (lone surrogates replaced).
+
+Pure functions over JSON-ready values; what is asked and of which files is
+history.py's, the MCP binding mcp_server.py's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+SUMMARY_WIDTH = 100
+"""Characters of a one-line summary, a label or a field kept beside a note."""
+# A string is never cut shorter than this when one message must be shortened to fit,
+# nor a list to fewer items; a list keeps about one item per LIST_ITEM_CHARS of a cut.
+SHORTEST_CUT = 40
+SHORTEST_LIST = 2
+LIST_ITEM_CHARS = 20
+# The fields a message too large for the budget keeps, its content replaced by a note.
+_KEPT_FIELDS = ("role", "toolCallId", "toolName", "isError", "customType", "timestamp")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def tail_within(messages: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], bool]:
+    """The newest messages whose JSON fits ``budget`` characters together, in order,
+    and whether the newest had to be cut down (it is kept, shortened, when it alone
+    does not fit: an answer with no message at all would tell the model nothing)."""
+    kept: list[dict[str, Any]] = []
+    used = 0
+    shortened = False
+    for message in reversed(messages):
+        size = _json_size(message)
+        if used + size > budget:
+            if not kept:
+                kept.append(_shortened(message, budget))
+                shortened = True
+            break
+        kept.append(message)
+        used += size
+    kept.reverse()
+    return kept, shortened
+
+
+def _shortened(message: dict[str, Any], budget: int) -> dict[str, Any]:
+    """``message`` with its long strings and long lists cut (a list keeps its first
+    items and says how many went), the cuts halving until it fits; when even the
+    shortest cuts do not fit, the message's content is replaced by a note."""
+    cap = budget
+    while True:
+        shorter: dict[str, Any] = cut(message, cap, max(SHORTEST_LIST, cap // LIST_ITEM_CHARS))
+        if _json_size(shorter) <= budget:
+            return shorter
+        if cap <= SHORTEST_CUT:
+            return _content_replaced(message)
+        cap //= 2
+
+
+def cut(value: Any, cap: int, items: int) -> Any:
+    """``value`` with strings over ``cap`` characters and lists over ``items`` items cut."""
+    if isinstance(value, str):
+        if len(value) <= cap:
+            return value
+        return f"{value[:cap]}… [{len(value) - cap} characters cut]"
+    if isinstance(value, dict):
+        return {key: cut(item, cap, items) for key, item in value.items()}
+    if isinstance(value, list):
+        kept = [cut(item, cap, items) for item in value[:items]]
+        if len(value) > items:
+            note = f"… [{len(value) - items} more items cut]"
+            # in a list of content blocks the note is a text block, so the shape holds
+            blocks = all(isinstance(item, dict) and "type" in item for item in kept)
+            kept.append({"type": "text", "text": note} if blocks else note)
+        return kept
+    return value
+
+
+def _content_replaced(message: dict[str, Any]) -> dict[str, Any]:
+    """The message's small fields (role, ids, names, time) with a note for the rest."""
+    kept = {key: message[key] for key in _KEPT_FIELDS if key in message}
+    size = _json_size(message)
+    note = f"[message of {size} characters of JSON left out: over the budget even when cut]"
+    return {**cut(kept, SUMMARY_WIDTH, SHORTEST_LIST), "content": note}
+
+
+def json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with lone surrogates replaced by U+FFFD: pi writes them when a cut
+    splits an emoji, and JSON sent over the wire must be valid UTF-8."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        cleaned: dict[str, Any] = _replace_surrogates(value)
+        return cleaned
+    return value
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    return value
