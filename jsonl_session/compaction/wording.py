@@ -160,7 +160,7 @@ _GREETING = re.compile(
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(
-    r"^(?:actually|wait|no[,.!:]|nope|nah|instead|scratch that|change of plan|correction|"
+    r"^(?:actually|wait|no(?=[,.!:])|nope|nah|instead|scratch that|change of plan|correction|"
     r"on second thought|rather|that'?s not|that is not|this is not|not what i|"
     r"forget (?:it|that|about)|not (?:that|quite)|hold on|"
     r"hmm+,? (?:actually|no|rather|instead|wait)|oh,? (?:and|wait|actually)|one more thing|"

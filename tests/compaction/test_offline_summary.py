@@ -92,6 +92,8 @@ class TestTheGoal:
                 assistant("Adding it."),
                 user("Actually, make it write Parquet instead."),
                 assistant("Switching."),
+                user("no, I meant the nightly report, not the weekly one"),
+                assistant("Right."),
                 user("also add a --since flag to the export command"),
                 assistant("Adding the flag."),
                 user("Now run the whole test suite please."),
@@ -101,6 +103,7 @@ class TestTheGoal:
         assert section(summary, "## Goal") == [
             "Add a CSV export to the billing report.",
             "Correction: Actually, make it write Parquet instead.",
+            "Correction: no, I meant the nightly report, not the weekly one",
             "Also: also add a --since flag to the export command",
         ]
         assert section(summary, "### In Progress") == [
