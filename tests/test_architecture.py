@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "context": 3,
     "tokens": 3,
     "messages": 3,
+    "redaction": 3,
     "session": 4,
     "dialects": 5,
     "catalog": 5,

@@ -1,0 +1,237 @@
+"""The `Redactor`: runs the rules of shapes.py and context.py over a text, replaces
+each secret with ``[REDACTED:<kind>]`` and counts what it replaced, by kind.
+
+Speed comes from not running most rules at all: each rule names literal anchors
+(``sk-``, ``AKIA``, ``://``, ``password``…), and a rule's patterns run only when one of
+its anchors is in the text (``in`` is a fast substring search; keywords are looked
+for in the text lowercased once). The spans every rule finds are merged (overlapping
+finds become one secret, named by the most specific rule) and the text is rebuilt
+once.
+
+Beyond texts: `Redactor.value` redacts every string of a JSON value (a string stored
+under a key that names a secret goes whole; image data and the structure of entries
+— ids, types, timestamps, signatures — are left alone), `Redactor.line` a JSON line
+(the same bytes back when it holds no secret). Which texts of a session go through
+it is decided by the callers: export/ and views/ on the way out, session/ on the way
+in (``Session.create(..., redact=True)``), storage's forks and dialects' conversions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from jsonl_session.format.jsonio import decode_any, dumps
+from jsonl_session.redaction.context import context_rules
+from jsonl_session.redaction.judge import is_secret, key_kind, strength_for
+from jsonl_session.redaction.shapes import Rule, Span, shape_rules
+
+PLACEHOLDER = "[REDACTED:{kind}]"
+
+_RULES: tuple[Rule, ...] = (*shape_rules(), *context_rules())
+_EXACT_RULES = tuple(rule for rule in _RULES if not rule.folded)
+_FOLDED_RULES = tuple(rule for rule in _RULES if rule.folded)
+_SHORTEST = 8  # no rule finds a secret in fewer characters (``pwd=abc1``)
+
+# Keys whose string values are structure, never secrets: an entry's envelope and
+# references, roles and model names, and opaque signatures (changing one would only
+# make it unusable; a secret never goes there).
+_STRUCTURE = frozenset(
+    {
+        "type", "id", "parentId", "timestamp", "role", "api", "provider", "model", "modelId",
+        "stopReason", "toolCallId", "toolName", "thinkingSignature", "textSignature",
+        "signature", "responseId", "responseModel", "firstKeptEntryId", "fromId", "targetId",
+        "customType", "mimeType", "media_type", "thinkingLevel", "uuid", "parentUuid",
+        "sessionId", "requestId", "call_id", "encrypted_content",
+    }
+)  # fmt: skip
+_IMAGE_TYPES = frozenset({"image", "base64", "input_image"})
+
+
+def find_secrets(text: str) -> list[Span]:
+    """The secrets in ``text`` as (start, end, kind, rank), in order, not overlapping."""
+    if len(text) < _SHORTEST:
+        return []
+    found: list[Span] = []
+    for rule in _EXACT_RULES:
+        if not rule.anchors:
+            found.extend(rule.find(text, None))
+            continue
+        for anchor in rule.anchors:
+            if anchor in text:
+                found.extend(rule.find(text, None))
+                break
+    lowered = text.lower()
+    aligned = lowered if len(lowered) == len(text) else None
+    for rule in _FOLDED_RULES:
+        for anchor in rule.anchors:
+            if anchor in lowered:
+                found.extend(rule.find(text, aligned))
+                break
+    return _merged(found) if found else found
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    """Overlapping spans as one, named by the most specific (lowest rank) of them."""
+    spans.sort(key=lambda span: (span[0], span[3]))
+    merged = [spans[0]]
+    for start, end, kind, rank in spans[1:]:
+        last_start, last_end, last_kind, last_rank = merged[-1]
+        if start < last_end:
+            better = (kind, rank) if rank < last_rank else (last_kind, last_rank)
+            merged[-1] = (last_start, max(end, last_end), *better)
+        else:
+            merged.append((start, end, kind, rank))
+    return merged
+
+
+class Redactor:
+    """Replaces secrets with ``[REDACTED:<kind>]`` and counts them by kind.
+
+    One redactor serves a whole export (or a session's writes), so ``counts`` covers
+    everything it was given. A disabled redactor returns its input unchanged and
+    counts nothing.
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.counts: Counter[str] = Counter()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> dict[str, int]:
+        """Counts by kind, kinds sorted."""
+        return {kind: self.counts[kind] for kind in sorted(self.counts)}
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced."""
+        if not self.enabled or len(text) < _SHORTEST:
+            return text
+        spans = find_secrets(text)
+        if not spans:
+            return text
+        pieces: list[str] = []
+        at = 0
+        for start, end, kind, _ in spans:
+            pieces += (text[at:start], PLACEHOLDER.format(kind=kind))
+            self.counts[kind] += 1
+            at = end
+        pieces.append(text[at:])
+        return "".join(pieces)
+
+    def value(self, value: Any) -> Any:
+        """A JSON value with every string redacted (a copy; ``value`` itself when it
+        holds no secret); a string stored under a key that names a secret
+        (``"password": "..."``) is replaced whole. Image data and entry structure (see
+        ``_STRUCTURE``) are left as they are; a thinking block whose text changed loses
+        its signature, which would no longer match it."""
+        if not self.enabled:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if not isinstance(value, dict | list) or not _may_hold_secrets(value):
+            return value
+        root = _copy(value)
+        pending: list[dict[str, Any] | list[Any]] = [root]
+        while pending:  # iterative: JSON may nest deeper than the recursion limit
+            container = pending.pop()
+            if isinstance(container, list):
+                for index, item in enumerate(container):
+                    if isinstance(item, str):
+                        container[index] = self.text(item)
+                    elif isinstance(item, dict | list):
+                        container[index] = copy = _copy(item)
+                        pending.append(copy)
+            else:
+                self._dict(container, pending)
+        return root
+
+    def line(self, raw: bytes) -> bytes:
+        """A JSON line (an entry, or another agent's record) with its secrets replaced;
+        ``raw`` itself when there were none."""
+        if not self.enabled:
+            return raw
+        before = self.total
+        redacted = self.value(decode_any(raw))
+        return raw if self.total == before else dumps(redacted)
+
+    def _dict(self, container: dict[str, Any], pending: list[dict[str, Any] | list[Any]]) -> None:
+        image = container.get("type") in _IMAGE_TYPES
+        thinking = container.get("thinking")
+        for key, item in container.items():
+            if isinstance(item, str):
+                if key in _STRUCTURE or (image and key == "data"):
+                    continue
+                container[key] = self._keyed(key, item)
+            elif isinstance(item, dict | list):
+                container[key] = copy = _copy(item)
+                pending.append(copy)
+        if isinstance(thinking, str) and container.get("thinking") != thinking:
+            container.pop("thinkingSignature", None)
+            container.pop("signature", None)
+
+    def _keyed(self, key: str, item: str) -> str:
+        redacted = self.text(item)
+        if redacted != item:
+            return redacted
+        kind = _key_kind(key)
+        if kind is not None and is_secret(item, strength=strength_for(key, kind)):
+            self.counts[kind] += 1
+            return PLACEHOLDER.format(kind=kind)
+        return item
+
+
+def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
+    """Whether the walk in `Redactor.value` could change anything: a string under a key
+    that names a secret, or a secret in the strings it would look at. Those strings are
+    searched joined, once, which is much faster than one by one; a separator no rule
+    reads across (a NUL between newlines) keeps them apart."""
+    texts: list[str] = []
+    pending: list[dict[str, Any] | list[Any]] = [value]
+    while pending:
+        container = pending.pop()
+        if isinstance(container, list):
+            for item in container:
+                if isinstance(item, str):
+                    texts.append(item)
+                elif isinstance(item, dict | list):
+                    pending.append(item)
+            continue
+        image = container.get("type") in _IMAGE_TYPES
+        for key, item in container.items():
+            if isinstance(item, str):
+                if key in _STRUCTURE or (image and key == "data"):
+                    continue
+                if _key_kind(key) is not None:
+                    return True
+                texts.append(item)
+            elif isinstance(item, dict | list):
+                pending.append(item)
+    return bool(find_secrets(_SEPARATOR.join(texts)))
+
+
+_SEPARATOR = "\n\0\n"
+_KEY_KINDS: dict[str, str | None] = {}
+
+
+def _key_kind(key: str) -> str | None:
+    """key_kind, remembered: the same few keys come back in every entry."""
+    try:
+        return _KEY_KINDS[key]
+    except KeyError:
+        if len(_KEY_KINDS) > 10_000:
+            _KEY_KINDS.clear()
+        kind = _KEY_KINDS[key] = key_kind(key)
+        return kind
+
+
+def _copy(value: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]:
+    return dict(value) if isinstance(value, dict) else list(value)
+
+
+def redact_text(text: str) -> tuple[str, dict[str, int]]:
+    """``text`` with its secrets replaced, and how many of each kind were replaced."""
+    redactor = Redactor()
+    return redactor.text(text), redactor.summary()
