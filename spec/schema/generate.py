@@ -15,6 +15,7 @@ model does.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from collections.abc import Sequence
@@ -114,7 +115,24 @@ def build_schema() -> dict[str, Any]:
 
 def render() -> str:
     """The exact text of the schema file."""
-    return json.dumps(build_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    schema = _clean_descriptions(build_schema())
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _clean_descriptions(node: Any) -> Any:
+    """Descriptions (the model's docstrings) with their indentation removed as
+    ``inspect.cleandoc`` does: Python 3.13 strips it when compiling, earlier versions
+    keep it, and the text must not depend on the Python that generates it."""
+    if isinstance(node, dict):
+        return {
+            key: inspect.cleandoc(value)
+            if key == "description" and isinstance(value, str)
+            else _clean_descriptions(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_clean_descriptions(item) for item in node]
+    return node
 
 
 def main(argv: list[str] | None = None, target: Path | None = None) -> int:
