@@ -18,6 +18,7 @@ import pytest
 from stub_api import Reply, StubApi, ToolCall
 
 from jsonl_session import LEAF_MARKER_TYPE, AgentsSessionFile, JsonlSessionError, Session
+from jsonl_session.integrations import openai_agents_items
 from jsonl_session.integrations.openai_agents_store import ITEM_TYPE
 
 T = TypeVar("T")
@@ -139,7 +140,8 @@ async def turns(stub: StubApi, session: AgentsSessionFile, streamed: bool) -> li
 
 class TestARunnerRecordsItsTurns:
     @pytest.fixture(params=[False, True], ids=["run", "run_streamed"])
-    def ran(self, request: Any, stub_api: StubApi, tmp_path: Path) -> tuple[Path, list[Any]]:
+    def ran(self, request: Any, stub_api: StubApi, tmp_path: Path) -> tuple[Path, list[Any], str]:
+        """The file, each turn's output and the popped item, the store's session id."""
         path = tmp_path / "chat.jsonl"
         tool_call = ToolCall("read", {"path": "a.txt"}, id="call_read_1")
         stub_api.reply_with(
@@ -148,14 +150,15 @@ class TestARunnerRecordsItsTurns:
             Reply(text="You are welcome."),
             Reply(text="Goodbye."),
         )
-        outcome = run(turns(stub_api, store(path), request.param))
+        first = store(path)
+        outcome = run(turns(stub_api, first, request.param))
         assert stub_api.take_violations() == []
-        return path, outcome
+        return path, outcome, first.session_id
 
     def test_the_requests_carry_the_history_without_the_popped_item(
-        self, ran: tuple[Path, list[Any]], stub_api: StubApi
+        self, ran: tuple[Path, list[Any], str], stub_api: StubApi
     ) -> None:
-        _, (first, second, popped, third) = ran
+        _, (first, second, popped, third), _ = ran
         assert (first, second, third) == ("It says hi.", "You are welcome.", "Goodbye.")
         assert shown([popped]) == ["assistant: You are welcome."]
         sent = [shown(r.body["input"]) for r in stub_api.requests_to("/v1/responses")]
@@ -179,9 +182,9 @@ class TestARunnerRecordsItsTurns:
         assert (replayed[2]["call_id"], replayed[2]["id"]) == ("call_read_1", sdk_sent[2]["id"])
 
     def test_the_file_is_a_pi_session_with_the_turns_and_the_pop_kept(
-        self, ran: tuple[Path, list[Any]]
+        self, ran: tuple[Path, list[Any], str]
     ) -> None:
-        path, _ = ran
+        path, _, _ = ran
         session = Session.open(path)
         assert session.problems == []
         assert roles(path) == [
@@ -205,15 +208,40 @@ class TestARunnerRecordsItsTurns:
         assert sum(e.is_leaf_marker for e in session.entries) == 1
 
     def test_a_new_store_on_the_file_gives_the_same_items(
-        self, ran: tuple[Path, list[Any]], stub_api: StubApi
+        self, ran: tuple[Path, list[Any], str], stub_api: StubApi
     ) -> None:
-        path, _ = ran
+        path, _, first_id = ran
         restarted = store(path)
-        assert restarted.session_id == Session.open(path).id
+        assert restarted.session_id == first_id
         items = run(restarted.get_items())
         assert shown(items)[-2:] == ["user: Bye.", "assistant: Goodbye."]
         last_request = stub_api.requests_to("/v1/responses")[-1].body["input"]
         assert items[:-2] == last_request[:-1]  # the history as the model was sent it
+
+
+class TestAChatCompletionsModel:
+    def test_the_sdks_placeholder_ids_stay_out_of_the_file(
+        self, stub_api: StubApi, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "chat.jsonl"
+        tool_call = ToolCall("read", {"path": "a.txt"}, id="call_read_1")
+        stub_api.reply_with(Reply(tool_calls=[tool_call]), Reply(text="It says hi."))
+
+        async def chat() -> None:
+            agents.set_tracing_disabled(True)
+            async with openai.AsyncOpenAI(
+                api_key="test", base_url=stub_api.url + "/v1", max_retries=0
+            ) as client:
+                model = agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+                agent = agents.Agent(name="reader", tools=[read], model=model)
+                await agents.Runner.run(agent, "Read a.txt.", session=store(path))
+
+        run(chat())
+        assert stub_api.take_violations() == []
+        assert b"__fake_id__" not in path.read_bytes()
+        _, calling, result, said = Session.open(path).build_context().messages
+        assert calling["content"][0]["id"] == result["toolCallId"] == "call_read_1"
+        assert said["content"] == [{"type": "text", "text": "It says hi."}]
 
 
 # --- the store's own operations -------------------------------------------------------------
@@ -430,6 +458,112 @@ class TestClear:
         s = store(tmp_path / "s.jsonl")
         run(s.clear_session())
         assert s.session.entries == []
+
+
+class TestOthersWritingToTheFile:
+    def test_two_stores_on_one_file_see_and_continue_each_others_items(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "s.jsonl"
+        a = store(path)
+        run(a.add_items([user("A1."), said(1, "a1")]))
+        b = store(path)
+        run(a.add_items([user("A2.")]))
+        assert shown(run(b.get_items())) == ["user: A1.", "assistant: a1", "user: A2."]
+        run(b.add_items([user("B1.")]))
+        session = Session.open(path)
+        a2, b1 = session.entries[-2:]
+        assert b1.parent_id == a2.id
+        assert shown(run(a.get_items()))[-2:] == ["user: A2.", "user: B1."]
+        assert shown([run(a.pop_item())]) == ["user: B1."]
+        assert shown(run(b.get_items()))[-1] == "user: A2."
+
+    def test_a_turn_pi_appends_meanwhile_is_shown_and_continued_after(self, tmp_path: Path) -> None:
+        path = tmp_path / "s.jsonl"
+        s = store(path)
+        run(s.add_items([user("One."), said(1, "Uno.")]))
+        pi = Session.open(path)  # another program on the file, as pi would be
+        pi.append_message({"role": "user", "content": "From pi.", "timestamp": 1})
+        pi_reply = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Pi says hi."}],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude",
+            "usage": {},
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
+        pi_said = pi.append_message(pi_reply)
+        assert shown(run(s.get_items()))[2:] == ["user: From pi.", "assistant: Pi says hi."]
+        run(s.add_items([user("Two.")]))
+        session = Session.open(path)
+        assert session.entries[-1].parent_id == pi_said
+        assert roles(path) == ["user", "assistant", "user", "assistant", "user"]
+
+
+class TestNothingWaitsForAUserMessage:
+    def test_items_that_are_no_user_or_assistant_message_are_written_at_once(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "s.jsonl"
+        first = store(path)
+        developer = {"role": "developer", "content": "Use metric units."}
+        attached = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_file", "file_id": "file-1"}],
+        }
+        run(first.add_items([developer, attached]))
+        restarted = store(path)
+        assert restarted.session_id == first.session_id
+        assert shown([run(restarted.get_items())[0]]) == ["developer: Use metric units."]
+        assert run(restarted.get_items())[1] == attached
+
+    def test_a_store_on_a_new_path_writes_the_file_so_a_restart_keeps_its_id(
+        self, tmp_path: Path
+    ) -> None:
+        first = store(tmp_path / "s.jsonl")
+        assert store(tmp_path / "s.jsonl").session_id == first.session_id
+
+    def test_without_a_path_the_first_items_write_the_file(self, tmp_path: Path) -> None:
+        s = AgentsSessionFile(model=MODEL, cwd=tmp_path, session_dir=tmp_path / "sessions")
+        assert not s.path.exists()
+        run(s.add_items([{"role": "system", "content": "Be brief."}]))
+        assert Session.open(s.path).system_prompt() == "Be brief."
+
+
+class TestLongHistories:
+    def converted(self, tmp_path: Path, turns: int, monkeypatch: pytest.MonkeyPatch) -> int:
+        """How many messages get_items and pop_item have the converter read, for a
+        history of ``turns`` turns each with a hosted tool call."""
+        path = tmp_path / f"{turns}.jsonl"
+        s = store(path, fsync="never")
+        items: list[Any] = []
+        for n in range(turns):
+            items += [user(f"Question {n}?"), {**WEB_SEARCH, "id": f"ws_{n}"}, said(n, f"A{n}.")]
+        run(s.add_items(items))
+        read: list[int] = []
+        real = openai_agents_items.to_openai_responses
+
+        def counting(messages: list[Any], **options: Any) -> Any:
+            read.append(len(messages))
+            return real(messages, **options)
+
+        monkeypatch.setattr(openai_agents_items, "to_openai_responses", counting)
+        assert len(run(s.get_items())) == 3 * turns
+        popped = [run(s.pop_item()), run(s.pop_item())]  # the kept item, then the reply
+        assert shown(popped) == ["web_search_call", f"assistant: A{turns - 1}."]
+        monkeypatch.undo()
+        return sum(read)
+
+    def test_four_times_the_turns_cost_about_four_times_the_conversions(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        short = self.converted(tmp_path, 100, monkeypatch)
+        long = self.converted(tmp_path, 400, monkeypatch)
+        assert long <= 5 * short  # each prefix converted again: sixteen times
+        assert long <= 10 * 2 * 400  # a few passes over the 800 messages
 
 
 class TestTheStore:
