@@ -565,6 +565,44 @@ class TestLongHistories:
         assert long <= 5 * short  # each prefix converted again: sixteen times
         assert long <= 10 * 2 * 400  # a few passes over the 800 messages
 
+    def test_the_places_counted_per_turn_agree_with_converting_every_prefix(self) -> None:
+        def calling(*ids: int, text: str = "") -> dict[str, Any]:
+            blocks = [{"type": "text", "text": text}] if text else []
+            blocks += [
+                {"type": "toolCall", "id": f"call_{n}|fc_{n}", "name": "read", "arguments": {}}
+                for n in ids
+            ]
+            reply = {"api": "openai-responses", "provider": "openai", "model": MODEL}
+            return {"role": "assistant", "content": blocks, **reply, "stopReason": "toolUse"}
+
+        def result(n: int, *images: dict[str, Any]) -> dict[str, Any]:
+            content = [{"type": "text", "text": "out"}, *images]
+            return {"role": "toolResult", "toolCallId": f"call_{n}|fc_{n}", "content": content}
+
+        image = {"type": "image", "data": IMAGE, "mimeType": "image/png"}
+        thinking_only = {**calling(), "content": [{"type": "thinking", "thinking": "hm"}]}
+        messages: list[dict[str, Any]] = [
+            {"role": "user", "content": "Go."},
+            calling(1, 2, text="Reading."),
+            result(1, image),
+            {"role": "system", "content": "Be brief."},  # inside the turn: closes nothing
+            result(2),
+            calling(3),  # no result: answered "no result" when the next message closes it
+            thinking_only,
+            {"role": "user", "content": ""},
+            {"role": "bashExecution", "command": "ls", "output": "", "excludeFromContext": True},
+            result(3),  # too late: dropped
+            {"role": "compactionSummary", "summary": "Earlier.", "tokensBefore": 1},
+            calling(1),  # a call id used before
+            result(1, image, image),
+            {"role": "user", "content": [image]},
+        ]
+        base = openai_agents_items.convert(messages, MODEL)
+        count = openai_agents_items._counter(messages, base, MODEL)
+        for k in range(len(messages) + 1):
+            prefix = openai_agents_items.convert(messages[:k], MODEL)
+            assert count(k) == len(openai_agents_items.settled(prefix)), k
+
 
 class TestTheStore:
     def test_it_meets_the_sdk_session_protocol(self, tmp_path: Path) -> None:
