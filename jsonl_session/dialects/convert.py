@@ -13,7 +13,8 @@ report of what did not carry over. The source is only read.
 
 By default the new file goes where the target agent looks for the session's
 working directory (pi's folder, Claude Code's project folder, Codex's dated
-folder); ``out`` names it instead.
+folder); ``out`` names it instead. With ``redact``, every line written goes through a
+`Redactor` (redaction/) first: the new file holds no secret the source held.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any, Literal
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.ids import file_timestamp
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.redaction import Redactor, redactor_for
 from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths, store
 from jsonl_session.storage.cache import CacheOption
@@ -65,15 +67,18 @@ def convert(
     *,
     leaf_id: str | None = None,
     cache: CacheOption = None,
+    redact: bool | Redactor = False,
 ) -> Conversion:
     """Write ``source`` (a file of any agent, or an open session) as a session of
     ``to`` ("pi", "claude", "codex"); see the module docstring. ``leaf_id`` picks the
-    branch for targets that take one branch (Codex; default: the active one)."""
+    branch for targets that take one branch (Codex; default: the active one);
+    ``redact``: secrets replaced in every line written (a `Redactor` counts them)."""
     if to not in AGENT_NAMES:
         raise JsonlSessionError(f"unknown agent {to!r}; convert to one of {', '.join(AGENT_NAMES)}")
     session = source if isinstance(source, Session) else Session.open(source, cache=cache)
+    redactor = redactor_for(redact)
     if to == "pi":
-        return _to_pi(session, None if out is None else Path(out), cache)
+        return _to_pi(session, None if out is None else Path(out), cache, redactor)
     if to == "claude":
         from jsonl_session.dialects.to_claude import claude_file
 
@@ -83,22 +88,30 @@ def convert(
 
         lines, missing, default = codex_file(session, leaf_id)
     target = Path(out) if out is not None else default
+    if redactor is not None:
+        lines = [redactor.line(line) for line in lines]
     _write(target, b"".join(line + b"\n" for line in lines))
     return Conversion(target, to, len(lines), missing)
 
 
-def _to_pi(session: Session, out: Path | None, cache: CacheOption) -> Conversion:
+def _to_pi(
+    session: Session, out: Path | None, cache: CacheOption, redactor: Redactor | None
+) -> Conversion:
     data = session.header_data
     header: dict[str, Any] = {"type": "session", "version": 3}
     header.update({k: data[k] for k in ("id", "timestamp", "cwd") if k in data})
     if isinstance(data.get("parentSession"), str):
         header["parentSession"] = data["parentSession"]
     target = out if out is not None else _pi_path(header)
-    return _write_pi(session, header, target, cache)
+    return _write_pi(session, header, target, cache, redactor)
 
 
 def _write_pi(
-    session: Session, header: dict[str, Any], target: Path, cache: CacheOption
+    session: Session,
+    header: dict[str, Any],
+    target: Path,
+    cache: CacheOption,
+    redactor: Redactor | None,
 ) -> Conversion:
     missing = Counter({f"{p.kind}: {p.message}": 1 for p in session.problems})
     lines = [entry.raw for entry in session.entries]
@@ -118,6 +131,8 @@ def _write_pi(
             },
         }
         lines.insert(0, dumps(record))
+    if redactor is not None:
+        lines = [redactor.line(line) for line in lines]
     _write(target, file_bytes(dumps(header), lines))
     done = Conversion(target, "pi", len(lines), missing)
     for agent_file in _sub_agents(session):
@@ -127,7 +142,7 @@ def _write_pi(
         sub_header["cwd"] = sub.cwd
         sub_header["parentSession"] = str(target)
         sub_target = target.with_name(f"{target.stem}.{agent_file.stem}.jsonl")
-        done.sub_sessions.append(_write_pi(sub, sub_header, sub_target, cache).path)
+        done.sub_sessions.append(_write_pi(sub, sub_header, sub_target, cache, redactor).path)
     return done
 
 

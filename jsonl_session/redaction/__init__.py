@@ -11,6 +11,6 @@ what it replaced. Everything here is pure: no I/O, nothing about sessions beyond
 keys of an entry are structure. views/redact.py re-exports the public names.
 """
 
-from jsonl_session.redaction.engine import PLACEHOLDER, Redactor, redact_text
+from jsonl_session.redaction.engine import PLACEHOLDER, Redactor, redact_text, redactor_for
 
-__all__ = ["PLACEHOLDER", "Redactor", "redact_text"]
+__all__ = ["PLACEHOLDER", "Redactor", "redact_text", "redactor_for"]

@@ -46,6 +46,9 @@ _STRUCTURE = frozenset(
     }
 )  # fmt: skip
 _IMAGE_TYPES = frozenset({"image", "base64", "input_image"})
+# Keys whose value is a header's (``{"Authorization": "Basic …"}``): judged as the
+# header line would be.
+_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
 
 def find_secrets(text: str) -> list[Span]:
@@ -176,6 +179,9 @@ class Redactor:
         redacted = self.text(item)
         if redacted != item:
             return redacted
+        if key.lower() in _HEADERS:
+            line = self.text(f"{key}: {item}")
+            return line[len(key) + 2 :]
         kind = _key_kind(key)
         if kind is not None and is_secret(item, strength=strength_for(key, kind)):
             self.counts[kind] += 1
@@ -204,7 +210,7 @@ def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
             if isinstance(item, str):
                 if key in _STRUCTURE or (image and key == "data"):
                     continue
-                if _key_kind(key) is not None:
+                if _key_kind(key) is not None or key.lower() in _HEADERS:
                     return True
                 texts.append(item)
             elif isinstance(item, dict | list):
@@ -229,6 +235,18 @@ def _key_kind(key: str) -> str | None:
 
 def _copy(value: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]:
     return dict(value) if isinstance(value, dict) else list(value)
+
+
+def redactor_for(
+    redact: bool | Redactor | None, default: Redactor | None = None
+) -> Redactor | None:
+    """The redactor a ``redact=`` option asks for: a new one for True, the one given,
+    none for False, ``default`` for None."""
+    if redact is None:
+        return default
+    if isinstance(redact, Redactor):
+        return redact if redact.enabled else None
+    return Redactor() if redact else None
 
 
 def redact_text(text: str) -> tuple[str, dict[str, int]]:

@@ -6,6 +6,8 @@ program wrote since the caller planned (``expect_revision``), deferred persisten
 new session's file is written whole at its first user or assistant message), and folding what
 was written back into the state. The byte-level protocol (locks, catching up,
 sealing, rewrites) is storage/writer.py's; what the line holds is format/building.py's.
+A session that redacts what it writes (``redact=True``) passes every line it builds
+through its `Redactor` (redaction/) before the line is written or folded in.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from jsonl_session.format.building import Build, Complete, built, struct_line
 from jsonl_session.format.entry import StoredEntry, decode_envelope
 from jsonl_session.format.ids import new_entry_id
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.redaction import Redactor
 from jsonl_session.session.state import SessionState
 from jsonl_session.storage.writer import SessionFile
 
@@ -26,9 +29,12 @@ from jsonl_session.storage.writer import SessionFile
 class Appender:
     """Writes entries of one session to its file and into its state."""
 
-    def __init__(self, state: SessionState, file: SessionFile) -> None:
+    def __init__(
+        self, state: SessionState, file: SessionFile, redactor: Redactor | None = None
+    ) -> None:
         self.state = state
         self.file = file
+        self.redactor = redactor
 
     def append_struct(
         self,
@@ -80,6 +86,8 @@ class Appender:
         state = self.state
         for entry_id in requires:
             state.require(entry_id)
+        if self.redactor is not None:
+            build = _redacting(build, self.redactor)
         if not self.file.persisted:
             if unless_file_leaf_is is not None and state.file_leaf() == unless_file_leaf_is:
                 return None
@@ -140,3 +148,13 @@ class Appender:
             if offset >= 0:
                 entry.offset = offset
                 offset += len(entry.raw) + 1
+
+
+def _redacting(build: Build, redactor: Redactor) -> Build:
+    """``build`` with its line redacted: the secret never reaches the file or the
+    state (ids, parents and timestamps are structure and stay as built)."""
+
+    def redacted(entry_id: str, parent: str | None, stamp: str) -> bytes:
+        return redactor.line(build(entry_id, parent, stamp))
+
+    return redacted

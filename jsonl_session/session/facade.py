@@ -5,8 +5,10 @@ loader reads, state.py folds the entries (tree index, labels, name, leaf),
 appends.py has the typed append_* methods `Session` inherits, appender.py runs
 appends (where an entry attaches, deferred persistence, the checks made under the
 lock), context.py builds contexts, storage's fork writes forks. Nothing here writes
-on a read. Compaction (compaction/) and provider calls (providers/) live elsewhere
-and use this class through its public methods.
+on a read. With ``redact=True`` (or a `Redactor`) a session redacts what it writes:
+every line it appends, and the copy a fork makes (redaction/; never on reads).
+Compaction (compaction/) and provider calls (providers/) live elsewhere and use this
+class through its public methods.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from jsonl_session.format.model import (
 )
 from jsonl_session.format.problems import Problem
 from jsonl_session.messages import current_system_message, current_tools, system_message_text
+from jsonl_session.redaction import Redactor, redactor_for
 from jsonl_session.session.appender import Appender
 from jsonl_session.session.appends import EntryAppends
 from jsonl_session.session.state import SessionState
@@ -77,13 +80,16 @@ class Session(EntryAppends):
         *,
         fsync: store.FsyncPolicy = "always",
         cache: CacheOption = None,
+        redact: bool | Redactor = False,
     ) -> Session:
         """Read a session file. Migrates in memory; never writes to it. ``cache``: where
-        to keep the index of a large file (see storage/cache.py; False: no cache)."""
+        to keep the index of a large file (see storage/cache.py; False: no cache).
+        ``redact``: secrets in what it appends are replaced (see `create`)."""
         file_path = Path(path).absolute()
         loaded = load_entries(file_path, cache=cache)
         session = cls(file_path, loaded, persisted=True, fsync=fsync)
         session._cache = cache  # a fork opens its file the same way
+        session._appender.redactor = redactor_for(redact)
         return session
 
     @classmethod
@@ -95,18 +101,22 @@ class Session(EntryAppends):
         path: str | Path | None = None,
         parent_session: str | None = None,
         fsync: store.FsyncPolicy = "always",
+        redact: bool | Redactor = False,
     ) -> Session:
         """A new session for ``cwd``; written at its first user or assistant message (as
         pi 1.5 does) or `flush`.
 
         The file goes to ``path`` if given, else ``session_dir``, else the folder for
-        ``cwd`` under the session root (see paths.session_root).
+        ``cwd`` under the session root (see paths.session_root). ``redact``: secrets in
+        every entry appended are replaced before its line is built (never on disk).
         """
         header = _new_header(str(Path(cwd).absolute()), parent_session)
         file_path = Path(path) if path is not None else _new_file_path(session_dir, header)
         loaded = parse_session_bytes(encode(header) + b"\n", file_path)
         loaded.end_offset = 0  # nothing on disk yet
-        return cls(file_path.absolute(), loaded, persisted=False, fsync=fsync)
+        session = cls(file_path.absolute(), loaded, persisted=False, fsync=fsync)
+        session._appender.redactor = redactor_for(redact)
+        return session
 
     # --- reading -------------------------------------------------------------
 
@@ -128,6 +138,11 @@ class Session(EntryAppends):
     def backups(self) -> list[Path]:
         """Backups of the file this session made before rewriting it."""
         return list(self._file.backups)
+
+    @property
+    def redactor(self) -> Redactor | None:
+        """What redacts this session's writes (``counts``: what it replaced), or None."""
+        return self._appender.redactor
 
     @property
     def header(self) -> SessionHeader:
@@ -317,13 +332,15 @@ class Session(EntryAppends):
         path: str | Path | None = None,
         *,
         cache: CacheOption = None,
+        redact: bool | Redactor | None = None,
     ) -> Session:
         """A new session file holding the path root → ``entry_id`` (default: the leaf).
 
         Labels on the path come along; the header's parentSession is this file. The new
         file is ``path``, else beside this one (another agent's transcript: in the
         session folder for its cwd, where pi looks). It is opened with ``cache`` (as in
-        `Session.open`; default: this session's).
+        `Session.open`; default: this session's). ``redact`` (default: as this session
+        does): the copy's entries are written redacted, and so is what the fork appends.
         """
         self._file.check_copyable()
         target = entry_id if entry_id is not None else self._state.leaf
@@ -333,11 +350,13 @@ class Session(EntryAppends):
         header = _new_header(self.cwd, parent)
         folder = self.path.parent if self.dialect == "pi" else None
         new_path = Path(path) if path is not None else _new_file_path(folder, header)
-        write_fork(
-            new_path, header, self._state.path_to(target), self._state.labels, self._file.fsync
-        )
+        redactor = redactor_for(redact, self._appender.redactor)
+        path_to, lines = self._state.path_to(target), redactor.line if redactor else None
+        write_fork(new_path, header, path_to, self._state.labels, self._file.fsync, lines)
         reopen = self._cache if cache is None else cache
-        return Session.open(new_path, fsync=self._file.fsync, cache=reopen)
+        forked = Session.open(new_path, fsync=self._file.fsync, cache=reopen)
+        forked._appender.redactor = redactor
+        return forked
 
     @classmethod
     def fork_from(
@@ -349,14 +368,17 @@ class Session(EntryAppends):
         path: str | Path | None = None,
         fsync: store.FsyncPolicy = "always",
         cache: CacheOption = None,
+        redact: bool | Redactor = False,
     ) -> Session:
-        """Copy a whole session (migrated first) into a new file for another cwd."""
+        """Copy a whole session (migrated first) into a new file for another cwd
+        (``redact``: the copy written redacted, and what it appends)."""
         source_path = Path(source).absolute()
         loaded = load_entries(source_path, cache=cache)
         header = _new_header(str(Path(target_cwd).absolute()), str(source_path))
         new_path = Path(path) if path is not None else _new_file_path(session_dir, header)
-        write_copy(new_path, header, loaded, fsync)
-        return cls.open(new_path, fsync=fsync, cache=cache)
+        redactor = redactor_for(redact)
+        write_copy(new_path, header, loaded, fsync, redactor.line if redactor else None)
+        return cls.open(new_path, fsync=fsync, cache=cache, redact=redactor or False)
 
     # --- maintenance -------------------------------------------------------------
 

@@ -9,12 +9,13 @@ a dropped one keeps from the next kept entry instead. The labels of kept entries
 are written again as label entries chained after the last kept entry, in the
 order the session's labels were set. Entries keep their exact bytes unless a
 field had to change. The new file is written whole (store.write_new_file); the
-source is only read.
+source is only read. A ``transform`` (a session's redactor, for a redacted copy)
+rewrites each entry's line on the way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jsonl_session.errors import SessionWriteError
@@ -90,19 +91,30 @@ def write_fork(
     path: Sequence[StoredEntry],
     labels: dict[str, tuple[str, str]],
     fsync: store.FsyncPolicy,
+    transform: Callable[[bytes], bytes] | None = None,
 ) -> None:
-    """Write a new file holding ``path`` (see fork_path_lines) under ``header``."""
-    store.write_new_file(new_path, file_bytes(encode(header), fork_path_lines(path, labels)), fsync)
+    """Write a new file holding ``path`` (see fork_path_lines) under ``header``, each
+    line through ``transform`` if given."""
+    lines = fork_path_lines(path, labels)
+    if transform is not None:
+        lines = [transform(line) for line in lines]
+    store.write_new_file(new_path, file_bytes(encode(header), lines), fsync)
 
 
 def write_copy(
-    new_path: Path, header: SessionHeader, source: LoadedFile, fsync: store.FsyncPolicy
+    new_path: Path,
+    header: SessionHeader,
+    source: LoadedFile,
+    fsync: store.FsyncPolicy,
+    transform: Callable[[bytes], bytes] | None = None,
 ) -> None:
-    """Write a new file holding every entry of ``source`` (migrated) under ``header``."""
+    """Write a new file holding every entry of ``source`` (migrated) under ``header``,
+    each line through ``transform`` if given."""
     if not source.copyable:
         raise SessionWriteError(
             f"{source.path}: format version {source.version_read} is newer than "
             f"{CURRENT_VERSION}; refusing to copy it into a version {CURRENT_VERSION} file"
         )
-    content = file_bytes(encode(header), (e.raw for e in source.entries))
+    keep: Callable[[bytes], bytes] = transform or (lambda line: line)
+    content = file_bytes(encode(header), (keep(e.raw) for e in source.entries))
     store.write_new_file(new_path, content, fsync)
