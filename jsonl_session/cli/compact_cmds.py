@@ -18,11 +18,14 @@ from jsonl_session.cli.options import (
     InstructionsOption,
     JsonOption,
     ModelOption,
+    RedactOption,
     SummarizerOption,
     cache_for,
     out,
     print_json,
+    redactor_if,
     reports_errors,
+    say_redacted,
     shown,
     usage,
     working,
@@ -69,6 +72,7 @@ def compact(
     ] = False,
     dry_run: DryRunOption = False,
     as_json: JsonOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Compact the active branch: summarize older messages, keep recent ones.
 
@@ -88,7 +92,8 @@ def compact(
     if summarizer not in SUMMARIZER_NAMES:
         raise usage(f"unknown summarizer {summarizer!r}: use one of {', '.join(SUMMARIZER_NAMES)}")
     path = session_file(ctx, file, writes=None if dry_run else "appends to FILE")
-    session = Session.open(path, cache=cache_for(ctx))
+    redactor = redactor_if(redact)  # the summary is written with its secrets replaced
+    session = Session.open(path, cache=cache_for(ctx), redact=redactor)
     if prune_outputs:
         _prune(session, dry_run, as_json)
         return
@@ -112,6 +117,7 @@ def compact(
     with telling_rewrites(session), working(chosen, "summarizing"):
         result = compact_session(session, chosen, settings, instructions)
     after = session.token_breakdown()
+    say_redacted(redactor)
     if as_json:
         print_json({**result.to_dict(), "keep": kept, "modelTokens": _by_role(before, after)})
         return

@@ -12,10 +12,13 @@ from jsonl_session.cli.inputs import session_file
 from jsonl_session.cli.options import (
     FileArg,
     JsonOption,
+    RedactOption,
     cache_for,
     out,
     print_json,
+    redactor_if,
     reports_errors,
+    say_redacted,
 )
 
 ToOption = Annotated[
@@ -38,6 +41,7 @@ def convert(
         str | None, typer.Option("--leaf", help="The branch to write for Codex (default: active).")
     ] = None,
     as_json: JsonOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Write a session (any agent's) as a new session file of another agent, and say
     what did not carry over. The source is only read."""
@@ -47,8 +51,12 @@ def convert(
     path = session_file(ctx, file, writes="records FILE's path in the new file")
     session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
-    done = convert_session(session, to, output, leaf_id=leaf_id, cache=cache_for(ctx))
+    redactor = redactor_if(redact)
+    done = convert_session(
+        session, to, output, leaf_id=leaf_id, cache=cache_for(ctx), redact=redactor
+    )
     report(done, as_json)
+    say_redacted(redactor)
 
 
 def report(done: Any, as_json: bool) -> None:

@@ -22,11 +22,14 @@ from jsonl_session.cli.options import (
     InstructionsOption,
     JsonOption,
     ModelOption,
+    RedactOption,
     SummarizerOption,
     cache_for,
     out,
     print_json,
+    redactor_if,
     reports_errors,
+    say_redacted,
     usage,
     working,
 )
@@ -50,9 +53,11 @@ def fork(
         ),
     ] = "pi",
     as_json: JsonOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Copy the path root → entry into a new session file (labels come along), as a
-    pi session or, with --to, one of another agent's."""
+    pi session or, with --to, one of another agent's; --redact writes the copy with
+    its secrets replaced."""
     import tempfile
 
     from jsonl_session import Session, convert
@@ -60,18 +65,21 @@ def fork(
     path = session_file(ctx, file, writes="records FILE as the new file's parent")
     session = Session.open(path, cache=cache_for(ctx))
     entry_id = session.resolve_id(at) if at is not None else None
+    redactor = redactor_if(redact)
     if to == "pi":
-        forked = session.fork(entry_id, output, cache=cache_for(ctx))
+        forked = session.fork(entry_id, output, cache=cache_for(ctx), redact=redactor)
         if as_json:
             print_json({"path": str(forked.path), "to": "pi"})
         else:
             out().print(str(forked.path))
+        say_redacted(redactor)
         return
     from jsonl_session.cli.convert_cmds import report
 
     with tempfile.TemporaryDirectory(prefix="jsonl-session-fork-") as scratch:
-        forked = session.fork(entry_id, Path(scratch) / "fork.jsonl", cache=False)
+        forked = session.fork(entry_id, Path(scratch) / "fork.jsonl", cache=False, redact=redactor)
         report(convert(forked, to, output, cache=False), as_json)
+    say_redacted(redactor)
 
 
 @reports_errors
@@ -98,6 +106,7 @@ def branch(
             "was written); with --summarize, the summary's result.",
         ),
     ] = False,
+    redact: RedactOption = False,
 ) -> None:
     """Make an earlier entry the active leaf; the move is saved in the file."""
     from jsonl_session import Session
@@ -105,7 +114,8 @@ def branch(
     if not summarize and (instructions or model or summarizer != "auto"):
         raise usage("--summarizer, --model and --instructions go with --summarize")
     path = session_file(ctx, file, writes="appends to FILE")
-    session = Session.open(path, cache=cache_for(ctx))
+    redactor = redactor_if(redact)
+    session = Session.open(path, cache=cache_for(ctx), redact=redactor)
     entry_id = session.resolve_id(entry)
     if summarize:
         from jsonl_session import choose_summarizer, summarize_branch
@@ -121,6 +131,7 @@ def branch(
                 f"({result.summarizer}); active leaf is now the branch summary "
                 f"{result.entry_id} at {entry_id}"
             )
+        say_redacted(redactor)
         return
     with telling_rewrites(session):
         marker = session.branch(entry_id)
@@ -146,12 +157,13 @@ def label(
             "when cleared).",
         ),
     ] = False,
+    redact: RedactOption = False,
 ) -> None:
     """Set the label of an entry, or clear it when no text is given."""
     from jsonl_session import Session
 
     path = session_file(ctx, file, writes="appends to FILE")
-    session = Session.open(path, cache=cache_for(ctx))
+    session = Session.open(path, cache=cache_for(ctx), redact=redact)
     entry_id = session.resolve_id(entry)
     with telling_rewrites(session):
         label_id = session.append_label(entry_id, text)
@@ -177,12 +189,13 @@ def name(
             help="Print JSON for scripts: {name, entryId} (name null when cleared).",
         ),
     ] = False,
+    redact: RedactOption = False,
 ) -> None:
     """Name the session (appends a session_info entry)."""
     from jsonl_session import Session
 
     path = session_file(ctx, file, writes="appends to FILE")
-    session = Session.open(path, cache=cache_for(ctx))
+    session = Session.open(path, cache=cache_for(ctx), redact=redact)
     with telling_rewrites(session):
         info_id = session.append_session_info(text)
     if as_json:
@@ -206,6 +219,7 @@ def edit(
         bool, typer.Option("--restore", help="Show the model the entry as written again.")
     ] = False,
     as_json: JsonOption = False,
+    redact: RedactOption = False,
 ) -> None:
     """Change what an entry shows the model on the active branch, from here on.
 
@@ -227,7 +241,7 @@ def edit(
     if len(chosen) != 1:
         raise usage("give exactly one of --hide, --replace TEXT, --restore")
     path = session_file(ctx, file, writes="appends to FILE")
-    session = Session.open(path, cache=cache_for(ctx))
+    session = Session.open(path, cache=cache_for(ctx), redact=redact)
     entry_id = session.resolve_id(entry)
     with telling_rewrites(session):
         if restore:

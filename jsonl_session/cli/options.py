@@ -81,6 +81,13 @@ InputArg = Annotated[Path, _file_argument("A session .jsonl file, or - for stand
 FilesArg = Annotated[list[Path], _file_argument("Session .jsonl files.")]
 IdArg = Annotated[str, typer.Argument(help="Entry id (or a unique prefix of one).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+RedactOption = Annotated[
+    bool,
+    typer.Option(
+        "--redact",
+        help="Replace API keys, tokens, passwords and private keys in what is written.",
+    ),
+]
 NoCacheOption = Annotated[
     bool,
     typer.Option(
@@ -202,6 +209,23 @@ def out() -> Console:
 def err() -> Console:
     """The console on stderr (made, and rich imported, on first use)."""
     return _console(True)
+
+
+def redactor_if(redact: bool) -> Any:
+    """A `Redactor` for ``--redact`` (its counts are said by `say_redacted`), else False."""
+    from jsonl_session import Redactor
+
+    return Redactor() if redact else False
+
+
+def say_redacted(redactor: Any) -> None:
+    """``redacted N secrets (kind n, …)`` on stderr, for a command run with --redact."""
+    if not redactor:
+        return
+    counts = redactor.summary()
+    kinds = ", ".join(f"{kind} {n}" for kind, n in counts.items())
+    noun = "secret" if redactor.total == 1 else "secrets"
+    err().print(f"redacted {redactor.total} {noun}" + (f" ({kinds})" if kinds else ""))
 
 
 def is_terminal() -> bool:

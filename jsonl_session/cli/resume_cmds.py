@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from jsonl_session.cli.inputs import session_file, telling_rewrites
-from jsonl_session.cli.options import FileArg, cache_for, fail, reports_errors, usage
+from jsonl_session.cli.options import (
+    FileArg,
+    RedactOption,
+    cache_for,
+    fail,
+    redactor_if,
+    reports_errors,
+    say_redacted,
+    usage,
+)
 
 if TYPE_CHECKING:
     from jsonl_session import CompactionResult, Session, Turn
@@ -58,18 +67,21 @@ def resume(
     show_thinking: Annotated[
         bool, typer.Option("--thinking", help="Show the model's thinking (on stderr).")
     ] = False,
+    redact: RedactOption = False,
 ) -> None:
     """Continue a session with a model: append the prompt, stream the reply, append it.
 
     Stops when a reply calls tools (they are recorded and named, never run). A context
     overflow compacts the session and asks once more. Keys: ANTHROPIC_API_KEY or
-    OPENAI_API_KEY."""
+    OPENAI_API_KEY. With --redact, secrets in the prompt and the reply are replaced
+    before they are written (the model is then sent the transcript as written)."""
     from jsonl_session import AGENT_NAMES, Session, target_for
 
     if api not in ("responses", "chat"):
         raise usage(f"--api must be responses or chat, not {api!r}")
     path = session_file(ctx, file, writes="appends to FILE and reads prompts from standard input")
-    session = Session.open(path, cache=cache_for(ctx))
+    redactor = redactor_if(redact)
+    session = Session.open(path, cache=cache_for(ctx), redact=redactor)
     start = session.resolve_id(leaf) if leaf is not None else None
     # Everything that can be refused (provider, model, key) is checked before a write.
     target = target_for(
@@ -120,6 +132,7 @@ def resume(
             raise typer.Exit(130) from None
     if turns:
         _note(f"{session.path}: {turns} turn(s) appended; leaf {session.leaf_id}")
+    say_redacted(redactor)
 
 
 def _one_turn(session: Session, text: str, target: Any, show_thinking: bool) -> Turn:
