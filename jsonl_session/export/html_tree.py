@@ -13,6 +13,8 @@ from jsonl_session.export.markup import escape
 from jsonl_session.export.plan import ExportPlan
 from jsonl_session.views.runs import Run, iter_runs
 
+_SAYS = ("message", "compaction", "branch_summary", "custom_message")  # not small notes
+
 
 def branch_index(plan: ExportPlan) -> str:
     """The index as a ``<nav>``, or "" when the session has no branches."""
@@ -78,11 +80,12 @@ def _target(plan: ExportPlan, run: Run) -> str:
 
 
 def _gist(plan: ExportPlan, run: Run) -> str:
-    """What a run is about: its first user message, else its first entry that is not a
-    small note, else its first entry."""
-    views = [plan.view(node.entry) for node in run.nodes[:50]]
-    chosen = next((v for v in views if v.kind == "user"), None)
-    chosen = chosen or next((v for v in views if not v.is_note), None) or views[0]
+    """What a run is about: its first user message, else its first message or summary,
+    else its first entry (only the entry chosen is viewed, so redacted and counted)."""
+    early = [node.entry for node in run.nodes[:50]]
+    entry = next((e for e in early if e.role == "user"), None)
+    entry = entry or next((e for e in early if e.type in _SAYS), None) or early[0]
+    chosen = plan.view(entry)
     if chosen.is_note:
         return chosen.summary(80).removeprefix(chosen.heading + ": ")
     return chosen.summary(80)
