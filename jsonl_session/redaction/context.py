@@ -268,20 +268,20 @@ def _url_passwords(text: str, lowered: str | None) -> Iterator[Span]:
             yield match.start("plain"), match.end("plain"), "url-password", 1
 
 
-def _command(pattern: re.Pattern[str], tools: tuple[str, ...]) -> Finder:
+def _command(commands: list[tuple[re.Pattern[str], tuple[str, ...]]]) -> Finder:
     def find(text: str, lowered: str | None) -> Iterator[Span]:
-        for match in pattern.finditer(text):
-            start = match.start()
-            if start and text[start - 1] in _WORD:
-                continue
-            if tools:
-                line = text[text.rfind("\n", 0, start) + 1 : start]
-                if not any(tool in line for tool in tools):
+        for pattern, tools in commands:
+            for match in pattern.finditer(text):
+                start = match.start()
+                if start and text[start - 1] in _WORD:
                     continue
-            groups = match.groupdict()
-            name = "quoted" if groups.get("quoted") is not None else "plain"
-            if is_secret(match[name], quoted=True):
-                yield match.start(name), match.end(name), "password", 1
+                if tools:
+                    line = text[text.rfind("\n", 0, start) + 1 : start]
+                    if not any(tool in line for tool in tools):
+                        continue
+                name = "quoted" if match.groupdict().get("quoted") is not None else "plain"
+                if is_secret(match[name], quoted=True):
+                    yield match.start(name), match.end(name), "password", 1
 
     return find
 
@@ -291,11 +291,14 @@ def context_rules() -> list[Rule]:
     rules = [
         Rule(("authorization",), True, _authorization),
         Rule(("bearer",), True, _bearer),
-        Rule(("cookie", "-b"), True, _cookies),
         Rule(("://",), False, _url_passwords),
     ]
-    rules += [Rule((anchor,), False, _command(p, tools)) for anchor, p, tools in _COMMANDS]
+    by_anchor: dict[str, list[tuple[re.Pattern[str], tuple[str, ...]]]] = {}
+    for anchor, pattern, tools in _COMMANDS:
+        by_anchor.setdefault(anchor, []).append((pattern, tools))
+    rules += [Rule((anchor,), False, _command(commands)) for anchor, commands in by_anchor.items()]
     rules.append(Rule(("--",), False, _flags))
     rules.append(Rule(("config",), True, _config_set))
-    rules.append(Rule(_KEYWORDS, True, _pairs))
+    # no anchors: _pairs and _cookies look for their words themselves, once each
+    rules += [Rule((), True, _cookies), Rule((), True, _pairs)]
     return rules

@@ -29,8 +29,6 @@ from jsonl_session.redaction.shapes import Rule, Span, shape_rules
 PLACEHOLDER = "[REDACTED:{kind}]"
 
 _RULES: tuple[Rule, ...] = (*shape_rules(), *context_rules())
-_EXACT_RULES = tuple(rule for rule in _RULES if not rule.folded)
-_FOLDED_RULES = tuple(rule for rule in _RULES if rule.folded)
 _SHORTEST = 8  # no rule finds a secret in fewer characters (``pwd=abc1``)
 
 # Keys whose string values are structure, never secrets: an entry's envelope and
@@ -56,21 +54,12 @@ def find_secrets(text: str) -> list[Span]:
     if len(text) < _SHORTEST:
         return []
     found: list[Span] = []
-    for rule in _EXACT_RULES:
-        if not rule.anchors:
-            found.extend(rule.find(text, None))
-            continue
-        for anchor in rule.anchors:
-            if anchor in text:
-                found.extend(rule.find(text, None))
-                break
     lowered = text.lower()
     aligned = lowered if len(lowered) == len(text) else None
-    for rule in _FOLDED_RULES:
-        for anchor in rule.anchors:
-            if anchor in lowered:
-                found.extend(rule.find(text, aligned))
-                break
+    for rule in _RULES:
+        hay = lowered if rule.folded else text
+        if not rule.anchors or any(anchor in hay for anchor in rule.anchors):
+            found.extend(rule.find(text, aligned if rule.folded else None))
     return _merged(found) if found else found
 
 

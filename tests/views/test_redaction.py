@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from builders import assistant_message, text_block, tool_call_block
 from builders import export_tool_result as tool_result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from locations import ROOT
 
 from jsonl_session import Redactor, Session, export_session, redact_text
@@ -165,6 +167,28 @@ class TestCodeAndProse:
         }
         redactor = Redactor()
         assert redactor.value(entry) == entry and redactor.total == 0
+
+
+class TestAnyText:
+    @settings(max_examples=150, deadline=None)
+    @given(
+        st.lists(
+            st.sampled_from([c.text for c in SECRETS[::7]] + [c.text for c in LOOKALIKES[::3]])
+            | st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
+            max_size=6,
+        )
+    )
+    def test_redacting_never_fails_and_twice_is_once(self, parts: list[str]) -> None:
+        text = " ".join(parts)
+        once, _ = redact_text(text)
+        assert redact_text(once) == (once, {})
+
+    def test_text_that_lowercasing_would_shift_is_still_read(self) -> None:
+        redacted, counts = redact_text(
+            "İstanbul: PGPASSWORD=kT7v.Qm2x9 Authorization: Basic ZGV2OnB3"
+        )
+        assert "kT7v" not in redacted and "ZGV2OnB3" not in redacted
+        assert counts == {"authorization": 1, "password": 1}
 
 
 class TestTheMeasurement:
