@@ -67,7 +67,10 @@ _CAPS_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # YOUR_API_KEY, OPENA
 _SNAKE_NAME = re.compile(r"_*[a-z]+\d*(?:_+[a-z]+\d*)+")  # new_password, api_key
 _CAMEL_NAME = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+\d*")  # accessToken, hashedPassword
 # a path of names whose first part is a word (os.environ, rust_openssl.hpke.Ed448Key)
-_DOTTED_NAME = re.compile(r"[A-Za-z_$][A-Za-z_$]*\d*(?:\.[A-Za-z_$][\w$]*)+")
+_DOTTED_NAME = re.compile(
+    r"(?:[a-z_$][a-z0-9_$]*|[a-z]+(?:[A-Z][a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)*)"
+    r"(?:\.[A-Za-z_$][\w$]*)+"
+)
 _PLAIN_WORD = re.compile(r"[A-Za-z_\-]+")
 _MASK_CHARS = frozenset("*xX.-•#_ ")
 _NOT_FIRST = ("$", "%", "<", "{", "[", "(", "&", "@", "#", "`")
