@@ -213,7 +213,8 @@ def main() -> None:
         old = baseline(args.baseline, sessions, args.runs) if args.baseline else None
         columns: dict[str, dict[str, list[bool]] | None] = {}
         if old is not None:
-            columns[f"before ({args.baseline})"[:12]] = old["corpus"]
+            print(f"before: the redactor of {args.baseline}")
+            columns["before"] = old["corpus"]
         columns["ours"] = judge_redactor(Redactor, secrets + lookalikes)
         columns["detector"] = None if args.no_detector else judge_detector(secrets + lookalikes)
         if columns["detector"] is None and not args.no_detector:
