@@ -5,7 +5,10 @@ session file holds (DESIGN §2, spec/SPEC.md §6):
 
 - a `ModelRequest` becomes, in this order, a `system` message when it brings system
   prompt parts or changes the instructions, then one message per part it can show:
-  a `user` message per user prompt or retry feedback, a `toolResult` per tool return;
+  a `user` message per user prompt or retry feedback, a `toolResult` per tool return
+  (``isError`` unless its outcome is ``success``: a call that failed, is retried, was
+  denied or interrupted did not give its result) and per retry of a tool call (a
+  deprecated `RetryPromptPart` naming its tool, still built by some code);
 - a `ModelResponse` becomes one `assistant` message (text, thinking, tool calls);
 - the message's own serialization (`ModelMessagesTypeAdapter`) rides along in the
   ``pydanticAi`` field of the last of those pi messages, so loading gives back an equal
@@ -28,7 +31,6 @@ from jsonl_session.extras import needs_extra
 
 with needs_extra("pydantic-ai", "the pydantic-ai session store"):
     from pydantic_ai.messages import (
-        ERROR_OUTCOMES,
         BaseToolReturnPart,
         BinaryContent,
         CachePoint,
@@ -40,6 +42,7 @@ with needs_extra("pydantic-ai", "the pydantic-ai session store"):
         ModelResponse,
         NativeToolReturnPart,
         RetryFeedbackPart,
+        RetryPromptPart,
         SystemPromptPart,
         TextContent,
         TextPart,
@@ -127,12 +130,23 @@ def _request_part(part: ModelRequestPart) -> dict[str, Any] | None:
             "role": "toolResult",
             "toolCallId": part.tool_call_id,
             "toolName": part.tool_name,
-            # the error channel is isError, as pydantic-ai's own providers send it
+            # the error channel is isError, as pydantic-ai's own providers send it; pi
+            # marks any call that gave no result of its own (denied, interrupted) too
             "content": [{"type": "text", "text": part.model_response_str(wrap_if_error=False)}],
-            "isError": part.outcome in ERROR_OUTCOMES,
+            "isError": part.outcome != "success",
             "timestamp": millis(part.timestamp),
         }
-    if isinstance(part, RetryFeedbackPart):
+    if isinstance(part, RetryPromptPart) and part.tool_name is not None:
+        # what pydantic-ai makes of one: that call's result, retried (an error)
+        return {
+            "role": "toolResult",
+            "toolCallId": part.tool_call_id,
+            "toolName": part.tool_name,
+            "content": [{"type": "text", "text": part.model_response()}],
+            "isError": True,
+            "timestamp": millis(part.timestamp),
+        }
+    if isinstance(part, RetryFeedbackPart | RetryPromptPart):
         # what the model is shown for it, in the user voice most causes take
         text = part.model_response()
         return {

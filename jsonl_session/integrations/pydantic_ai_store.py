@@ -4,7 +4,9 @@ Owns where conversations live and the store's primitives: one conversation is on
 session file in the store's folder (default: the library's folder for the cwd),
 named and identified by its session id, which is the ``conversation_id`` (so an id
 must follow pi's rule; others are refused). A new conversation's file is written at
-its first save, whatever it holds (an empty fork too); a fork is a new file holding
+its first save, whatever it holds (an empty fork too), and given up (the save a
+`ConversationConflict`) when another file for the id appeared meanwhile, so two
+processes starting one conversation never both succeed; a fork is a new file holding
 the path to the fork point (storage's `write_fork`, as `Session.fork` writes one),
 its header naming the source file; `delete` removes the file.
 
@@ -74,7 +76,13 @@ class SessionFileConversationStore(ConversationStore):
         self._where: dict[str, Path] = {}
 
     def path_for(self, conversation_id: str) -> Path | None:
-        """The session file of a conversation, or None when the folder has none."""
+        """The session file of a conversation, or None when the folder has none (of two
+        files that two stores made at once, the earlier: the other is going)."""
+        found = self._files_of(conversation_id)
+        return found[0] if found else None
+
+    def _files_of(self, conversation_id: str) -> list[Path]:
+        """The files named for ``conversation_id``, oldest first."""
         if not SESSION_ID.match(conversation_id):
             raise UserError(
                 f"conversation id {conversation_id!r} cannot be a pi session id: use letters, "
@@ -82,8 +90,7 @@ class SessionFileConversationStore(ConversationStore):
             )
         name = f"{conversation_id}.jsonl"
         # <timestamp>_<id>.jsonl: the timestamp holds no "_", an id may ("a_b" is not "b")
-        found = sorted(p for p in self.folder.glob(f"*_{name}") if p.name.split("_", 1)[1] == name)
-        return found[-1] if found else None
+        return sorted(p for p in self.folder.glob(f"*_{name}") if p.name.split("_", 1)[1] == name)
 
     # --- the storage primitives --------------------------------------------------
 
@@ -123,9 +130,16 @@ class SessionFileConversationStore(ConversationStore):
         current = self._record(session) if session is not None else None
         if (current.revision if current is not None else None) != expected_revision:
             raise ConversationConflict(conversation_id)
-        if session is None:
-            session = self._new_session(record, path)
-        append_save(session, record, new_entries, checked=session.revision)
+        if session is not None:
+            checked = session.revision
+        elif path is not None:
+            # a file found holding nothing is claimed as such: the store that created it
+            # a moment ago may be writing its first save to it right now
+            session, checked = self._new_session(record, path), 0
+        else:
+            session = self._new_session(record, None)
+            checked = session.revision
+        append_save(session, record, new_entries, checked=checked)
         for entry in new_entries:
             self._where[entry.id] = session.path
 
@@ -205,6 +219,12 @@ class SessionFileConversationStore(ConversationStore):
                 write_fork(new_path, header, source.branch_path(point), labels, self.fsync)
         except SessionWriteError:
             raise ConversationConflict(record.conversation_id) from None  # created meanwhile
+        if self._files_of(record.conversation_id) != [new_path]:
+            # Another store created the conversation meanwhile, under another timestamp.
+            # A store that finds only its own file has won, so one that finds two never
+            # goes on: of two at once one gets in, or neither, never both.
+            new_path.unlink()
+            raise ConversationConflict(record.conversation_id)
         return Session.open(new_path, fsync=self.fsync)
 
     def _source_of(self, record: ConversationRecord) -> Session | None:

@@ -17,15 +17,17 @@ from helpers_cli import invoke
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import ConversationConflict
-from pydantic_ai.exceptions import UserError
+from pydantic_ai.exceptions import PydanticAIDeprecationWarning, UserError
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
+    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -254,6 +256,75 @@ class TestRevisions:
             run(store.save(fresh))
 
 
+RACER = """
+import asyncio, sys, pathlib
+from pydantic_ai.conversation import Conversation
+from pydantic_ai.conversation_store import ConversationConflict
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+from jsonl_session import SessionFileConversationStore
+
+folder, sync = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+me, rounds = sys.argv[3], int(sys.argv[4])
+store = SessionFileConversationStore(folder, cwd=folder, fsync="never")
+for n in range(rounds):
+    (sync / f"{n}.{me}").touch()
+    while len(list(sync.glob(f"{n}.*"))) < 2:  # both ready: start together
+        pass
+    request = ModelRequest(parts=[UserPromptPart(f"hi from {me}")])
+    try:
+        asyncio.run(store.save(Conversation(conversation_id=f"c{n}", messages=[request])))
+        print("saved", flush=True)
+    except ConversationConflict:
+        print("conflict", flush=True)
+"""
+
+
+class TestTwoProcessesStartingOneConversation:
+    def test_never_both_save_it_and_one_file_is_left(self, tmp_path: Path) -> None:
+        folder, sync = tmp_path / "sessions", tmp_path / "sync"
+        folder.mkdir()
+        sync.mkdir()
+        rounds = 12
+        racers = [
+            subprocess.Popen(
+                [sys.executable, "-c", RACER, str(folder), str(sync), me, str(rounds)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for me in ("a", "b")
+        ]
+        said = []
+        for racer in racers:
+            out, err = racer.communicate(timeout=300)
+            assert racer.returncode == 0, err
+            said.append(out.split())
+        store = SessionFileConversationStore(folder)
+        for n, outcomes in enumerate(zip(*said, strict=True)):
+            files = list(folder.glob(f"*_c{n}.jsonl"))
+            assert outcomes != ("saved", "saved"), (n, [f.name for f in files])
+            assert len(files) == outcomes.count("saved"), (n, outcomes)
+            loaded = run(store.load(f"c{n}"))
+            assert (loaded is not None) == ("saved" in outcomes)
+
+    def test_a_file_found_holding_nothing_is_claimed_only_while_it_still_does(
+        self, folder: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        first = Conversation(
+            conversation_id="c", messages=[ModelRequest(parts=[UserPromptPart("first")])]
+        )
+        run(SessionFileConversationStore(folder).save(first))
+        late = SessionFileConversationStore(folder)
+        # it looked while the other store's new file held only its header
+        monkeypatch.setattr(late, "_open", lambda path: None)
+        second = Conversation(
+            conversation_id="c", messages=[ModelRequest(parts=[UserPromptPart("Latecomer")])]
+        )
+        with pytest.raises(ConversationConflict):
+            run(late.save(second))
+        assert "Latecomer" not in session_of(folder, "c").path.read_text()
+
+
 class TestForksAndBranches:
     def test_a_fork_is_a_file_of_its_own_holding_the_shared_history(
         self, folder: Path, two_turns: Any
@@ -336,6 +407,31 @@ class TestMessageShapes:
             {"type": "text", "text": "Look:"},
             {"type": "image", "data": "iVBORw==", "mimeType": "image/png"},
         ]
+
+    def test_a_retry_of_a_tool_call_answers_the_call_as_an_error(self) -> None:
+        with pytest.warns(PydanticAIDeprecationWarning):  # some code still builds one
+            retry = RetryPromptPart("city is required", tool_name="weather", tool_call_id="c1")
+            feedback = RetryPromptPart("Answer in one word.")
+        answer, said = to_pi(ModelRequest(parts=[retry, feedback]), None)
+        assert (answer["role"], answer["toolCallId"], answer["toolName"]) == (
+            "toolResult",
+            "c1",
+            "weather",
+        )
+        assert answer["isError"] is True
+        assert answer["content"][0]["text"].startswith("city is required")
+        assert said["role"] == "user" and "Answer in one word." in said["content"][0]["text"]
+
+    @pytest.mark.parametrize(
+        ("outcome", "error"),
+        [("success", False), ("failed", True), ("denied", True), ("interrupted", True)],
+    )
+    def test_a_tool_return_is_an_error_unless_the_tool_gave_its_result(
+        self, outcome: Any, error: bool
+    ) -> None:
+        part = ToolReturnPart("weather", "no", tool_call_id="c1", outcome=outcome)
+        (result,) = to_pi(ModelRequest(parts=[part]), None)
+        assert result["isError"] is error
 
 
 class TestWithoutPydanticAi:
