@@ -50,6 +50,24 @@ def make_session(folder: Path, provider: str = "anthropic", model: str = "claude
     return session
 
 
+def add_long_turns(session: Session, api: str, provider: str, model: str) -> None:
+    """Three exchanges of about 25,000 tokens each: enough history to compact."""
+    long_text = "The design notes go on at length. " * 3000
+    for n in range(3):
+        session.append_message({"role": "user", "content": long_text})
+        session.append_message(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"Noted, part {n}."}],
+                "api": api,
+                "provider": provider,
+                "model": model,
+                "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                "stopReason": "stop",
+            }
+        )
+
+
 def resume_cli(
     stub: StubApi, *args: str | Path, stdin: str = "", keys: bool = True
 ) -> subprocess.CompletedProcess[str]:
@@ -128,21 +146,7 @@ class TestResumingWithAnthropic:
         self, stub_api: StubApi, tmp_path: Path
     ) -> None:
         session = make_session(tmp_path)
-        long_text = "The design notes go on at length. " * 3000  # about 25,000 tokens a turn
-        for n in range(3):
-            session.append_message({"role": "user", "content": long_text, "timestamp": 10 + n})
-            session.append_message(
-                {
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": f"Noted, part {n}."}],
-                    "api": "anthropic-messages",
-                    "provider": "anthropic",
-                    "model": "claude-test",
-                    "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                    "stopReason": "stop",
-                    "timestamp": 20 + n,
-                }
-            )
+        add_long_turns(session, "anthropic-messages", "anthropic", "claude-test")
         stub_api.fail_next("/v1/messages", ANTHROPIC_PROMPT_TOO_LONG)
         stub_api.reply_with("## Goal\nSummarized.", "Short answer.")
         done = resume_cli(stub_api, session.path, "Go on")
@@ -421,19 +425,7 @@ def test_an_overflow_said_in_the_stream_compacts_and_asks_again(
     stub_api: StubApi, gpt: Any, tmp_path: Path
 ) -> None:
     session = make_session(tmp_path, "openai", "gpt-test")
-    for n in range(3):
-        session.append_message({"role": "user", "content": "Long notes. " * 9000})
-        session.append_message(
-            {
-                "role": "assistant",
-                "content": [{"type": "text", "text": f"Noted {n}."}],
-                "api": "openai-responses",
-                "provider": "openai",
-                "model": "gpt-test",
-                "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-                "stopReason": "stop",
-            }
-        )
+    add_long_turns(session, "openai-responses", "openai", "gpt-test")
     stub_api.reply_with("## Goal\nSummary.", "The answer.")
     turn = take_turn(session, "Go on", target_for(session, client=_OverflowInStream(gpt)))
     assert turn.compaction is not None and turn.text == "The answer."
