@@ -77,8 +77,27 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _from_ms(ms: int | float) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+# The times a JavaScript Date holds (±8.64e15 ms, about ±275,000 years); pi's listing
+# cannot show a time outside them, and neither can a datetime.
+_MAX_MS = 8_640_000_000_000_000
+_EPOCH = datetime.fromtimestamp(0, tz=UTC)
+
+
+def _in_range(ms: Any) -> bool:
+    """A number of milliseconds a listing can show: finite and within a Date's range
+    (a damaged or hostile file may hold 1e300, 2**70 or 10**400)."""
+    # Python compares any int with any float exactly, and NaN with nothing: no overflow.
+    return isinstance(ms, int | float) and not isinstance(ms, bool) and -_MAX_MS <= ms <= _MAX_MS
+
+
+def _from_ms(ms: int | float) -> datetime | None:
+    """The time ``ms`` after the epoch, or None when no datetime holds it."""
+    if not _in_range(ms):
+        return None
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):  # outside the platform's years
+        return None
 
 
 class _HeaderFacts(msgspec.Struct, array_like=True):
@@ -126,7 +145,7 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
         with open(file_path, "rb") as handle:
             fd = handle.fileno()
             mtime = os.fstat(fd).st_mtime
-            records = RecordCache(root, "listing", _ListingRecord, version=2) if root else None
+            records = RecordCache(root, "listing", _ListingRecord, version=3) if root else None
             found = records.load(file_path, fd) if records is not None else None
             covered = found[0].covered if found is not None else 0
             handle.seek(covered)
@@ -203,12 +222,8 @@ def _foreign_info(path: Path, data: bytes, mtime: float) -> SessionInfo | None:
 def _info(path: Path, head: _HeaderFacts, facts: _Facts, mtime: float) -> SessionInfo:
     created_ms = timestamp_to_ms(head.timestamp) if head.timestamp is not None else None
     created = _from_ms(created_ms) if created_ms is not None else None
-    if facts.latest is not None and facts.latest > 0:
-        modified = _from_ms(facts.latest)
-    elif created is not None:
-        modified = created
-    else:
-        modified = _from_ms(mtime * 1000)
+    latest = _from_ms(facts.latest) if facts.latest is not None and facts.latest > 0 else None
+    modified = latest or created or _from_ms(mtime * 1000) or _EPOCH
     return SessionInfo(
         path=path,
         id=head.id,
@@ -259,7 +274,12 @@ def _facts(data: bytes, start: int = 0, stop: int | None = None) -> _Facts:
         else:
             message = line.message
             role, moment = (None, None) if message is None else (message.role, message.timestamp)
-            if line.type == "message" and moment.__class__ is int and role in _TIMED_ROLES:
+            if (
+                line.type == "message"
+                and moment.__class__ is int
+                and -_MAX_MS <= moment <= _MAX_MS
+                and role in _TIMED_ROLES
+            ):
                 # Most lines: folded here as _note_line would fold them, but faster.
                 facts.count += 1
                 latest = facts.latest
@@ -313,11 +333,12 @@ def _note_time(facts: _Facts, message_timestamp: Any, entry_timestamp: Any) -> N
 
 
 def _message_time(message_timestamp: Any, entry_timestamp: Any) -> float | None:
+    # A time no Date holds counts as none: the listing shows the other times.
     if isinstance(message_timestamp, int | float) and not isinstance(message_timestamp, bool):
-        return float(message_timestamp)
+        return float(message_timestamp) if _in_range(message_timestamp) else None
     if isinstance(entry_timestamp, str):
         ms = timestamp_to_ms(entry_timestamp)
-        return None if ms is None else float(ms)
+        return float(ms) if ms is not None and _in_range(ms) else None
     return None
 
 
@@ -331,7 +352,7 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def _broken(path: Path, mtime: float | None, problem: str) -> SessionInfo:
-    moment = _from_ms((mtime if mtime is not None else 0) * 1000)
+    moment = _from_ms((mtime if mtime is not None else 0) * 1000) or _EPOCH
     return SessionInfo(path, None, "", None, None, None, moment, 0, NO_MESSAGES, problem)
 
 

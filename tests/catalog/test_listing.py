@@ -239,3 +239,39 @@ class TestListCommand:
         assert done.exit_code == 0
         (hit,) = json.loads(done.stdout)
         assert hit["path"] == str(path) and hit["entryId"] == "a3" and hit["line"] == 4
+
+
+class TestTimesNoClockHolds:
+    """A message time no clock holds (1e300, 2**70, 10**400, a year past 9999) is left
+    out like a missing one: the listing shows the other times, and one damaged file
+    never stops the listing of the others."""
+
+    @pytest.mark.parametrize(
+        "moment",
+        ["1e300", str(2**70), "1" + "0" * 400, "-9000000000000000", "1.7976931348623157e308"],
+    )
+    @pytest.mark.parametrize("cache", [False, None], ids=["no cache", "cache"])
+    def test_the_other_times_are_shown_and_every_file_is_listed(
+        self, tmp_path: Path, moment: str, cache: bool | None
+    ) -> None:
+        three_messages(tmp_path, "fine.jsonl")
+        late = entry("message", "b2", "b1", message=user("later", ms=0))
+        late_line = json.dumps(late).replace('"timestamp": 0}', f'"timestamp": {moment}}}')
+        assert moment in late_line
+        write(
+            tmp_path / "odd.jsonl",
+            header(id="odd"),
+            entry("message", "b1", None, message=user("hello", ms=BASE_MS + 5)),
+            late_line,
+        )
+        listed = {info.path.name: info for info in list_sessions(tmp_path, cache=cache)}
+        assert set(listed) == {"fine.jsonl", "odd.jsonl"}
+        odd = listed["odd.jsonl"]
+        assert odd.message_count == 2 and odd.problem is None
+        assert odd.modified.timestamp() * 1000 == pytest.approx(BASE_MS + 5)
+
+    def test_a_header_year_no_clock_holds_leaves_created_unknown(self, tmp_path: Path) -> None:
+        path = three_messages(tmp_path, timestamp="99999-01-01T00:00:00.000Z")
+        info = session_info(path, cache=False)
+        assert info.created is None
+        assert info.modified.timestamp() * 1000 == pytest.approx(BASE_MS + 30)
