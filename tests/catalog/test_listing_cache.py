@@ -33,7 +33,7 @@ from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage.cache import RecordCache
 from jsonl_session.storage.paths import session_dir_for
 
-KINDS = {"listing": 2, "search": 1}  # each kind of record and its layout version
+KINDS = {"listing": 3, "search": 1}  # each kind of record and its layout version
 NEW_MS = 1_950_000_000_000  # 2031: later than every message in the folder
 QUERIES = ("parser", "zebracorn", "ZebraCorn", 'say "hi"', "back\\slash", "é", "Renamed plan")
 APPEND_CODE = """
