@@ -12,7 +12,7 @@ through its `Redactor` (redaction/) before the line is written or folded in.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -21,9 +21,11 @@ from jsonl_session.format.building import Build, Complete, built, struct_line
 from jsonl_session.format.entry import StoredEntry, decode_envelope
 from jsonl_session.format.ids import new_entry_id
 from jsonl_session.format.jsonio import dumps
-from jsonl_session.redaction import Redactor
 from jsonl_session.session.state import SessionState
 from jsonl_session.storage.writer import SessionFile
+
+if TYPE_CHECKING:
+    from jsonl_session.redaction import Redactor
 
 
 class Appender:
@@ -158,3 +160,17 @@ def _redacting(build: Build, redactor: Redactor) -> Build:
         return redactor.line(build(entry_id, parent, stamp))
 
     return redacted
+
+
+def redactor_option(
+    redact: bool | Redactor | None, default: Redactor | None = None
+) -> Redactor | None:
+    """What a ``redact=`` option asks for. The patterns are loaded only for a session
+    that redacts: reading and plain appends never pay for them."""
+    if redact is None:
+        return default
+    if redact is False:
+        return None
+    from jsonl_session.redaction import redactor_for
+
+    return redactor_for(redact)

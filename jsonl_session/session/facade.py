@@ -14,7 +14,7 @@ class through its public methods.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import UNSET
@@ -35,8 +35,7 @@ from jsonl_session.format.model import (
 )
 from jsonl_session.format.problems import Problem
 from jsonl_session.messages import current_system_message, current_tools, system_message_text
-from jsonl_session.redaction import Redactor, redactor_for
-from jsonl_session.session.appender import Appender
+from jsonl_session.session.appender import Appender, redactor_option
 from jsonl_session.session.appends import EntryAppends
 from jsonl_session.session.state import SessionState
 from jsonl_session.storage import paths, store
@@ -46,6 +45,9 @@ from jsonl_session.storage.loader import LoadedFile, load_entries, parse_session
 from jsonl_session.storage.writer import SessionFile
 from jsonl_session.tokens import Breakdown, breakdown
 from jsonl_session.tree import TreeNode, build_tree
+
+if TYPE_CHECKING:
+    from jsonl_session.redaction import Redactor
 
 
 class Session(EntryAppends):
@@ -89,7 +91,7 @@ class Session(EntryAppends):
         loaded = load_entries(file_path, cache=cache)
         session = cls(file_path, loaded, persisted=True, fsync=fsync)
         session._cache = cache  # a fork opens its file the same way
-        session._appender.redactor = redactor_for(redact)
+        session._appender.redactor = redactor_option(redact)
         return session
 
     @classmethod
@@ -115,7 +117,7 @@ class Session(EntryAppends):
         loaded = parse_session_bytes(encode(header) + b"\n", file_path)
         loaded.end_offset = 0  # nothing on disk yet
         session = cls(file_path.absolute(), loaded, persisted=False, fsync=fsync)
-        session._appender.redactor = redactor_for(redact)
+        session._appender.redactor = redactor_option(redact)
         return session
 
     # --- reading -------------------------------------------------------------
@@ -234,18 +236,7 @@ class Session(EntryAppends):
         """Direct children of an entry (None: the roots), in file order. Leaf markers
         (our bookkeeping, see `branch`) are left out; an entry appended under one
         counts as a child of the marker's entry."""
-        index = self._state.index
-        found: list[StoredEntry] = []
-        pending = list(index.children(entry_id))
-        seen: set[str] = set()
-        while pending:
-            entry = pending.pop(0)
-            if not entry.is_leaf_marker:
-                found.append(entry)
-            elif entry.id not in seen:  # a cycle of markers: each looked through once
-                seen.add(entry.id)
-                pending.extend(index.children(entry.id))
-        return sorted(found, key=lambda entry: entry.line)
+        return self._state.children_without_markers(entry_id)
 
     def roots(self) -> list[StoredEntry]:
         return self._state.index.roots()
@@ -350,7 +341,7 @@ class Session(EntryAppends):
         header = _new_header(self.cwd, parent)
         folder = self.path.parent if self.dialect == "pi" else None
         new_path = Path(path) if path is not None else _new_file_path(folder, header)
-        redactor = redactor_for(redact, self._appender.redactor)
+        redactor = redactor_option(redact, self._appender.redactor)
         path_to, lines = self._state.path_to(target), redactor.line if redactor else None
         write_fork(new_path, header, path_to, self._state.labels, self._file.fsync, lines)
         reopen = self._cache if cache is None else cache
@@ -376,7 +367,7 @@ class Session(EntryAppends):
         loaded = load_entries(source_path, cache=cache)
         header = _new_header(str(Path(target_cwd).absolute()), str(source_path))
         new_path = Path(path) if path is not None else _new_file_path(session_dir, header)
-        redactor = redactor_for(redact)
+        redactor = redactor_option(redact)
         write_copy(new_path, header, loaded, fsync, redactor.line if redactor else None)
         return cls.open(new_path, fsync=fsync, cache=cache, redact=redactor or False)
 

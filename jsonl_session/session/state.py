@@ -73,6 +73,21 @@ class SessionState:
         if entry_id not in self.index:
             raise SessionTreeError(f"{self.path}: no entry with id {entry_id!r}", (entry_id,))
 
+    def children_without_markers(self, entry_id: str | None) -> list[StoredEntry]:
+        """Children of an entry in file order, looking through our leaf markers: an
+        entry appended under one counts as a child of the marker's entry."""
+        found: list[StoredEntry] = []
+        pending = list(self.index.children(entry_id))
+        seen: set[str] = set()
+        while pending:
+            entry = pending.pop()
+            if not entry.is_leaf_marker:
+                found.append(entry)
+            elif entry.id not in seen:  # a cycle of markers: each looked through once
+                seen.add(entry.id)
+                pending.extend(self.index.children(entry.id))
+        return sorted(found, key=lambda entry: entry.line)
+
     def path_to(self, leaf: str) -> list[StoredEntry]:
         try:
             return self.index.path(leaf)
