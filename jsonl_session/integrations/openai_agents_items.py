@@ -12,7 +12,7 @@ here, item by item; the protocol, the lock and the writing are the store's):
   dropped first, so pi never sends it back as an item id;
 - tool call outputs -> toolResults; parts pi has no shape for stay whole in
   ``details.openaiOutput``;
-- anything else -> a ``custom`` entry ``openai-agents/item`` holding the item.
+- anything else -> a ``custom`` entry ``jsonl-session/openai-agents-item`` holding the item.
 
 Reading back (`history_items`) is providers/openai.py's `to_openai_responses` of the
 context, run once over all messages, with system messages and kept items put back at
@@ -36,7 +36,7 @@ from jsonl_session.messages import plain_message, system_message_text, text_part
 from jsonl_session.providers.history import NO_RESULT_TEXT
 from jsonl_session.providers.openai import to_openai_responses
 
-ITEM_TYPE = "openai-agents/item"
+ITEM_TYPE = "jsonl-session/openai-agents-item"
 """customType of the entries holding items pi has no message shape for."""
 ROLE_KEY = "openaiRole"
 """On a system message the store wrote: the item's role, ``system`` or ``developer``."""

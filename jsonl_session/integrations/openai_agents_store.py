@@ -13,7 +13,7 @@ openai_agents_items.py's:
   ``openai``, the store's model, zero usage, stopReason ``toolUse`` when it calls
   tools); tool call outputs -> toolResults answering the stored call;
 - anything else (hosted tool calls and their outputs, item references, messages with
-  parts pi has no shape for) -> a ``custom`` entry ``openai-agents/item`` holding the
+  parts pi has no shape for) -> a ``custom`` entry ``jsonl-session/openai-agents-item`` holding the
   item as given, outside pi's context; one inside a run follows the run's assistant
   message and names the item that came after it.
 
