@@ -1,0 +1,96 @@
+"""The process the fault loops kill: ``python fault_child.py OPERATION ARGS...``.
+
+Everything is imported first; then it prints ``go`` (the parent starts its kill
+timer only then, so the random moment falls in the operation, not in start-up) and
+runs one operation. ``append`` prints each entry id after `append_custom` returned,
+so the parent knows exactly which entries were acknowledged; every operation
+prints ``done`` when it finished. A write the library refused ends the child with
+``refused: <exception type>: <message>`` and exit code 3 (the size-limit loops
+expect that). With ``--fsize N`` the child runs under RLIMIT_FSIZE = N bytes with
+SIGXFSZ ignored, so a write past the limit fails with EFBIG instead of killing it.
+
+Operations: ``append FILE COUNT SEED`` (entries of mixed sizes, now and then a
+multi-megabyte one, whose write a kill can cut short), ``cli ARGS...`` (the
+command line, as `jsonl-session ARGS...`), ``open FILE`` (reads the file, writing
+the index cache records), ``list FOLDER`` (the listing and its cache).
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import signal
+import sys
+
+from jsonl_session import JsonlSessionError, Session, SessionWriteError, list_sessions
+from jsonl_session.cli import main as cli_main
+
+
+def say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def append(path: str, count: int, seed: int) -> None:
+    rng = random.Random(seed)
+    session = Session.open(path, fsync=rng.choice(["always", "never"]))
+    say("go")
+    for n in range(count):
+        roll = rng.random()
+        if roll < 0.02:
+            size = rng.randrange(1 << 20, 4 << 20)  # long enough for a kill to land mid-write
+        elif roll < 0.2:
+            size = rng.randrange(1_000, 100_000)
+        else:
+            size = rng.randrange(0, 300)
+        entry_id = session.append_custom("fault", {"n": n, "seed": seed, "pad": "p" * size})
+        say(entry_id)
+
+
+def run_cli(args: list[str]) -> None:
+    # What the commands import when they run, imported before "go" so the kill
+    # timer measures the command's work, not its imports.
+    import jsonl_session.compaction.execute
+    import jsonl_session.export.render  # noqa: F401
+
+    sys.argv = ["jsonl-session", *args]
+    say("go")
+    try:
+        cli_main()
+    except SystemExit as exc:
+        if exc.code not in (0, None):
+            say(f"exit {exc.code}")  # the CLI's own error line is on stderr
+            sys.exit(exc.code if isinstance(exc.code, int) else 1)
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--fsize"]:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        limit = int(argv[1])
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+        argv = argv[2:]
+    operation, args = argv[0], argv[1:]
+    try:
+        if operation == "append":
+            append(args[0], int(args[1]), int(args[2]))
+        elif operation == "cli":
+            run_cli(args)
+        elif operation == "open":
+            say("go")
+            Session.open(args[0])
+        elif operation == "list":
+            say("go")
+            list_sessions(args[0])
+        else:
+            sys.exit(f"unknown operation {operation!r}")
+    except SessionWriteError as exc:
+        say(f"refused: {type(exc).__name__}: {exc}")
+        sys.exit(3)
+    except JsonlSessionError as exc:
+        say(f"refused: {type(exc).__name__}: {exc}")
+        sys.exit(3)
+    say("done")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

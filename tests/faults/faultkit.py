@@ -1,0 +1,258 @@
+"""The machinery of the fault loops (tests/faults/test_*.py and benchmarks/faults.py):
+start fault_child.py, kill it with SIGKILL at a random moment of its work, and audit
+what it left: the file loads (the library and the CLI's `show`), every acknowledged
+entry is there, every line the file held before is still in it or in one of its
+backups and sidecars, and which temporary files were left behind.
+
+Round counts: each loop has a CI default; ``JSONL_SESSION_FAULT_ROUNDS=N`` runs N
+rounds of every loop instead (benchmarks/faults.py sets it for the long run). The
+figures of a loop are a `Figures`; a test asserts on them, the benchmark prints them.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from jsonl_session import JsonlSessionError, Session
+
+CHILD = Path(__file__).resolve().with_name("fault_child.py")
+ROUNDS_ENV = "JSONL_SESSION_FAULT_ROUNDS"
+CHILD_TIMEOUT = 300.0  # only stops a hung child; nothing asserts how long anything takes
+SESSION_TEMP_GLOB = ".jsonl-session-*.tmp"
+CACHE_TEMP_GLOB = ".tmp-*"
+SIDECAR_MARKS = (".bak-", ".torn-")
+
+
+def rounds(ci_default: int) -> int:
+    """The rounds a loop runs: ``$JSONL_SESSION_FAULT_ROUNDS`` if set, else the CI default."""
+    configured = os.environ.get(ROUNDS_ENV, "")
+    return int(configured) if configured else ci_default
+
+
+@dataclass
+class Figures:
+    """What a loop counted. The first five must stay 0 in every run."""
+
+    loop: str
+    rounds: int = 0
+    killed: int = 0  # rounds whose child the kill stopped before it finished
+    acknowledged: int = 0  # entries a child reported written before it was killed
+    entries_lost: int = 0
+    bytes_lost: int = 0  # bytes of lines found neither in the file nor in a backup
+    unloadable: int = 0  # files that Session.open or `show` refused after a round
+    failed_after: int = 0  # the next write after a round failed (file left stuck)
+    leftover_temps: int = 0  # temporary files left in the session folder
+    leftover_cache_temps: int = 0
+    extra_links: int = 0  # session files left with more than one hard link
+    partial_outputs: int = 0  # fork/export targets left incomplete
+    torn_sidecars: int = 0  # torn tails the next writer cut off into a sidecar
+    refused: int = 0  # writes the library refused with its own error (size limits)
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < 20:
+            self.notes.append(text)
+
+    def summary(self) -> str:
+        counts = [f.name for f in fields(self) if f.name not in ("loop", "notes")]
+        shown = " ".join(f"{name}={getattr(self, name)}" for name in counts)
+        return f"{self.loop}: {shown}" + "".join(f"\n  - {n}" for n in self.notes)
+
+
+@dataclass
+class Outcome:
+    killed: bool
+    returncode: int
+    lines: list[str]  # what the child printed after "go"
+    stderr: str
+
+
+def child_command(args: Iterable[str | Path], fsize: int | None = None) -> list[str]:
+    limit = ["--fsize", str(fsize)] if fsize is not None else []
+    return [sys.executable, "-W", "error", str(CHILD), *limit, *map(str, args)]
+
+
+def run_child(
+    args: Iterable[str | Path],
+    kill_after: float | None,
+    *,
+    cwd: Path | None = None,
+    fsize: int | None = None,
+    cache: Path | None = None,
+) -> Outcome:
+    """Run the child; ``kill_after`` seconds after it said "go", SIGKILL it (None: let it
+    finish). The pipe keeps what it printed before the kill."""
+    child = subprocess.Popen(
+        child_command(args, fsize),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=child_env(cache),
+    )
+    assert child.stdout is not None
+    first = child.stdout.readline()
+    if first == "go\n" and kill_after is not None:
+        time.sleep(kill_after)
+        child.kill()
+    try:
+        out, err = child.communicate(timeout=CHILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        raise AssertionError(f"child hung: {err}") from None
+    if first != "go\n":
+        raise AssertionError(f"child failed before its work ({child.returncode}): {first}{err}")
+    killed = child.returncode == -signal.SIGKILL
+    return Outcome(killed, child.returncode, out.splitlines(), err)
+
+
+def child_env(cache: Path | None) -> dict[str, str]:
+    """The child's environment: this one, with ``cache`` as its cache folder if given."""
+    env = dict(os.environ)
+    if cache is not None:
+        env["JSONL_SESSION_CACHE_DIR"] = str(cache)
+    return env
+
+
+def timed(args: Iterable[str | Path], cache: Path | None = None) -> float:
+    """Seconds one uninterrupted run takes from "go" to its end (where kills should land)."""
+    command = child_command(args)
+    start = 0.0
+    env = child_env(cache)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as child:
+        assert child.stdout is not None
+        if child.stdout.readline() == "go\n":
+            start = time.monotonic()
+        child.communicate(timeout=CHILD_TIMEOUT)
+    assert child.returncode == 0, f"{command} failed"
+    return time.monotonic() - start
+
+
+# --- auditing what a round left ---------------------------------------------------------------
+
+
+def temps_in(folder: Path, pattern: str = SESSION_TEMP_GLOB) -> list[Path]:
+    return sorted(folder.rglob(pattern)) if folder.exists() else []
+
+
+def sidecars_of(target: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in target.parent.iterdir()
+        if p.name.startswith(target.name) and any(m in p.name for m in SIDECAR_MARKS)
+    )
+
+
+def body_lines(data: bytes) -> list[bytes]:
+    """Lines without their line ends; a torn last line counts as a line."""
+    return [line.rstrip(b"\r") for line in data.split(b"\n") if line]
+
+
+def lost_bytes(before: bytes, target: Path) -> int:
+    """Bytes of the lines of ``before`` found neither in ``target`` nor in its backups
+    and sidecars (a migration keeps the original there; a cut torn tail goes there)."""
+    pool: set[bytes] = set()
+    for place in [target, *sidecars_of(target)]:
+        if place.exists():
+            pool.update(body_lines(place.read_bytes()))
+    return sum(len(line) + 1 for line in body_lines(before) if line not in pool)
+
+
+def load_problem(path: Path) -> str | None:
+    """Why the file does not load (Session.open, then the CLI's `show`), or None."""
+    from helpers_cli import invoke  # the CLI in-process: a subprocess per round is slow
+
+    try:
+        Session.open(path)
+    except JsonlSessionError as exc:
+        return f"Session.open: {exc}"
+    code, _, err = invoke("show", path)
+    return None if code == 0 else f"show exited {code}: {err.strip()}"
+
+
+def audit_session(
+    figures: Figures, target: Path, before: bytes, cache: Path | None = None
+) -> Session | None:
+    """The checks every round makes on a session file; the loaded session, if it loads."""
+    figures.rounds += 1
+    lost = lost_bytes(before, target)
+    if lost:
+        figures.bytes_lost += lost
+        figures.note(f"round {figures.rounds}: {lost} bytes of earlier lines gone")
+    for temp in temps_in(target.parent):
+        figures.leftover_temps += 1
+        figures.note(f"round {figures.rounds}: left {temp.name}")
+        temp.unlink()  # counted once
+    if cache is not None:
+        for temp in temps_in(cache, CACHE_TEMP_GLOB):
+            figures.leftover_cache_temps += 1
+            figures.note(f"round {figures.rounds}: left cache temp {temp.name}")
+            temp.unlink()
+    if target.exists() and os.stat(target).st_nlink > 1:
+        figures.extra_links += 1
+        figures.note(f"round {figures.rounds}: {target.name} has {os.stat(target).st_nlink} links")
+    problem = load_problem(target)
+    if problem is not None:
+        figures.unloadable += 1
+        figures.note(f"round {figures.rounds}: {problem}")
+        return None
+    return Session.open(target, fsync="never")
+
+
+def check_acknowledged(figures: Figures, session: Session, acknowledged: list[str]) -> None:
+    figures.acknowledged += len(acknowledged)
+    missing = [entry_id for entry_id in acknowledged if session.get(entry_id) is None]
+    if missing:
+        figures.entries_lost += len(missing)
+        figures.note(f"round {figures.rounds}: acknowledged entries missing: {missing[:5]}")
+
+
+def write_after(figures: Figures, target: Path) -> None:
+    """The next run appends (sealing what the kill left); it must work."""
+    torn_before = len([p for p in sidecars_of(target) if ".torn-" in p.name])
+    try:
+        Session.open(target, fsync="never").append_custom("after-fault")
+    except JsonlSessionError as exc:
+        figures.failed_after += 1
+        figures.note(f"round {figures.rounds}: the next append failed: {exc}")
+        return
+    figures.torn_sidecars += len([p for p in sidecars_of(target) if ".torn-" in p.name]) - (
+        torn_before
+    )
+
+
+def kill_moment(rng: random.Random, duration: float) -> float:
+    """A moment in the child's work (a little past its end too: a kill that comes late
+    must change nothing); half of them in its last third, where rewrites and outputs
+    are written after everything was read and built."""
+    if rng.random() < 0.5:
+        return rng.uniform(duration * 0.67, duration * 1.05)
+    return rng.uniform(0.0, duration * 1.1)
+
+
+def assert_nothing_lost(figures: Figures) -> None:
+    """The promises every loop keeps: no acknowledged entry or earlier byte lost, every
+    file loads, and the next write works."""
+    assert figures.rounds > 0 and figures.killed + figures.refused > 0, figures.summary()
+    assert figures.entries_lost == 0, figures.summary()
+    assert figures.bytes_lost == 0, figures.summary()
+    assert figures.unloadable == 0, figures.summary()
+    assert figures.failed_after == 0, figures.summary()
+
+
+def assert_clean(figures: Figures) -> None:
+    """Nothing left half done: no temporary files, no extra hard links, no partial
+    outputs."""
+    assert figures.leftover_temps == 0, figures.summary()
+    assert figures.leftover_cache_temps == 0, figures.summary()
+    assert figures.extra_links == 0, figures.summary()
+    assert figures.partial_outputs == 0, figures.summary()
