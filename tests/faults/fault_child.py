@@ -12,11 +12,14 @@ SIGXFSZ ignored, so a write past the limit fails with EFBIG instead of killing i
 Operations: ``append FILE COUNT SEED`` (entries of mixed sizes, now and then a
 multi-megabyte one, whose write a kill can cut short), ``cli ARGS...`` (the
 command line, as `jsonl-session ARGS...`), ``open FILE`` (reads the file, writing
-the index cache records), ``list FOLDER`` (the listing and its cache).
+the index cache records), ``list FOLDER`` (the listing and its cache); and, before
+the full-disk loops' operation, ``fill FILE FREE`` (writes FILE until FREE bytes are
+left on its file system; prints nothing).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import resource
 import signal
@@ -45,6 +48,21 @@ def append(path: str, count: int, seed: int) -> None:
             size = rng.randrange(0, 300)
         entry_id = session.append_custom("fault", {"n": n, "seed": seed, "pad": "p" * size})
         say(entry_id)
+
+
+def fill(path: str, leave: int) -> None:
+    """Fill the file system holding ``path`` with one file until ``leave`` bytes are free."""
+    with open(path, "wb") as filler:
+        while True:
+            info = os.statvfs(path)
+            free = info.f_bavail * info.f_frsize
+            if free <= leave:
+                return
+            try:
+                filler.write(b"\0" * min(free - leave, 1 << 20))
+                filler.flush()
+            except OSError:
+                return
 
 
 def run_cli(args: list[str]) -> None:
@@ -78,6 +96,9 @@ def main(argv: list[str]) -> None:
         elif operation == "open":
             say("go")
             Session.open(args[0])
+        elif operation == "fill":
+            fill(args[0], int(args[1]))
+            return
         elif operation == "list":
             say("go")
             list_sessions(args[0])

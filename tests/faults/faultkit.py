@@ -55,6 +55,8 @@ class Figures:
     partial_outputs: int = 0  # fork/export targets left incomplete
     torn_sidecars: int = 0  # torn tails the next writer cut off into a sidecar
     refused: int = 0  # writes the library refused with its own error (size limits)
+    unclean_errors: int = 0  # failures that were not our error (a traceback, a raw OSError)
+    torn_left: int = 0  # lines left in a file that are not whole JSON
     notes: list[str] = field(default_factory=list)
 
     def note(self, text: str) -> None:
@@ -84,18 +86,21 @@ def run_child(
     args: Iterable[str | Path],
     kill_after: float | None,
     *,
-    cwd: Path | None = None,
     fsize: int | None = None,
     cache: Path | None = None,
 ) -> Outcome:
     """Run the child; ``kill_after`` seconds after it said "go", SIGKILL it (None: let it
     finish). The pipe keeps what it printed before the kill."""
+    return run_command(child_command(args, fsize), kill_after, cache)
+
+
+def run_command(command: list[str], kill_after: float | None, cache: Path | None) -> Outcome:
+    """`run_child` for a command that runs the child in the end (a wrapper around it)."""
     child = subprocess.Popen(
-        child_command(args, fsize),
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=cwd,
         env=child_env(cache),
     )
     assert child.stdout is not None
@@ -128,7 +133,8 @@ def timed(args: Iterable[str | Path], cache: Path | None = None) -> float:
     command = child_command(args)
     start = 0.0
     env = child_env(cache)
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as child:
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+    with subprocess.Popen(command, text=True, env=env, **pipes) as child:
         assert child.stdout is not None
         if child.stdout.readline() == "go\n":
             start = time.monotonic()
