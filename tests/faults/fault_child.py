@@ -9,10 +9,11 @@ prints ``done`` when it finished. A write the library refused ends the child wit
 expect that). With ``--fsize N`` the child runs under RLIMIT_FSIZE = N bytes with
 SIGXFSZ ignored, so a write past the limit fails with EFBIG instead of killing it.
 
-Operations: ``append FILE COUNT SEED`` (entries of mixed sizes, now and then a
-multi-megabyte one, whose write a kill can cut short), ``cli ARGS...`` (the
+Operations: ``append FILE COUNT SEED [BIG]`` (entries of mixed sizes, a share BIG of them
+(default 0.02) of megabytes, whose write a kill can cut short), ``cli ARGS...`` (the
 command line, as `jsonl-session ARGS...`), ``open FILE`` (reads the file, writing
-the index cache records), ``list FOLDER`` (the listing and its cache); and, before
+the index cache records), ``list FOLDER`` (the listing and its cache), ``unlocked
+FILE COUNT SEED [PAUSE]`` (whole lines appended without a lock, as pi does); and, before
 the full-disk loops' operation, ``fill FILE FREE`` (writes FILE until FREE bytes are
 left on its file system; prints nothing).
 """
@@ -24,6 +25,9 @@ import random
 import resource
 import signal
 import sys
+import time
+
+import orjson
 
 from jsonl_session import JsonlSessionError, Session, SessionWriteError, list_sessions
 from jsonl_session.cli import main as cli_main
@@ -34,20 +38,47 @@ def say(text: str) -> None:
     sys.stdout.flush()
 
 
-def append(path: str, count: int, seed: int) -> None:
+def append(path: str, count: int, seed: int, big_share: float) -> None:
     rng = random.Random(seed)
     session = Session.open(path, fsync=rng.choice(["always", "never"]))
     say("go")
     for n in range(count):
         roll = rng.random()
-        if roll < 0.02:
-            size = rng.randrange(1 << 20, 4 << 20)  # long enough for a kill to land mid-write
+        if roll < big_share:
+            size = rng.randrange(256 << 10, 4 << 20)  # long enough for a kill to land mid-write
         elif roll < 0.2:
             size = rng.randrange(1_000, 100_000)
         else:
             size = rng.randrange(0, 300)
         entry_id = session.append_custom("fault", {"n": n, "seed": seed, "pad": "p" * size})
         say(entry_id)
+
+
+def append_unlocked(path: str, count: int, seed: int, pause: float) -> None:
+    """Append whole lines as pi does (appendFileSync: O_APPEND, no lock), a chain of
+    custom entries of its own; print each id after its write returned."""
+    rng = random.Random(seed)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    say("go")
+    parent = None
+    for n in range(count):
+        entry_id = f"{rng.getrandbits(32):08x}"
+        line = orjson.dumps(
+            {
+                "type": "custom",
+                "customType": "pi-like",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "data": {"n": n, "pad": "q" * rng.randrange(0, 3000)},
+            }
+        )
+        os.write(fd, line + b"\n")
+        parent = entry_id
+        say(entry_id)
+        if pause:
+            time.sleep(pause)
+    os.close(fd)
 
 
 def fill(path: str, leave: int) -> None:
@@ -90,12 +121,16 @@ def main(argv: list[str]) -> None:
     operation, args = argv[0], argv[1:]
     try:
         if operation == "append":
-            append(args[0], int(args[1]), int(args[2]))
+            big_share = float(args[3]) if len(args) > 3 else 0.02
+            append(args[0], int(args[1]), int(args[2]), big_share)
         elif operation == "cli":
             run_cli(args)
         elif operation == "open":
             say("go")
             Session.open(args[0])
+        elif operation == "unlocked":
+            pause = float(args[3]) if len(args) > 3 else 0.0
+            append_unlocked(args[0], int(args[1]), int(args[2]), pause)
         elif operation == "fill":
             fill(args[0], int(args[1]))
             return

@@ -54,9 +54,12 @@ class Figures:
     extra_links: int = 0  # session files left with more than one hard link
     partial_outputs: int = 0  # fork/export targets left incomplete
     torn_sidecars: int = 0  # torn tails the next writer cut off into a sidecar
+    torn_closed: int = 0  # torn tails too young to cut: closed with a newline, left in place
     refused: int = 0  # writes the library refused with its own error (size limits)
     unclean_errors: int = 0  # failures that were not our error (a traceback, a raw OSError)
     torn_left: int = 0  # lines left in a file that are not whole JSON
+    bad_parents: int = 0  # entries whose parent is not an entry before them
+    fused_lines: int = 0  # another writer's lines fused with a fragment a kill left
     notes: list[str] = field(default_factory=list)
 
     def note(self, text: str) -> None:
@@ -118,6 +121,21 @@ def run_command(command: list[str], kill_after: float | None, cache: Path | None
         raise AssertionError(f"child failed before its work ({child.returncode}): {first}{err}")
     killed = child.returncode == -signal.SIGKILL
     return Outcome(killed, child.returncode, out.splitlines(), err)
+
+
+def start_child(args: Iterable[str | Path]) -> subprocess.Popen[str]:
+    """A child running beside others, with its output piped (see `stop_child`)."""
+    command = child_command(args)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def stop_child(child: subprocess.Popen[str]) -> list[str]:
+    """What a child started by `start_child` printed after "go", once it ended."""
+    out, err = child.communicate(timeout=CHILD_TIMEOUT)
+    lines = out.splitlines()
+    if lines[:1] != ["go"]:
+        raise AssertionError(f"child failed before its work ({child.returncode}): {err}")
+    return [line for line in lines[1:] if line != "done"]
 
 
 def child_env(cache: Path | None) -> dict[str, str]:
@@ -225,6 +243,7 @@ def check_acknowledged(figures: Figures, session: Session, acknowledged: list[st
 def write_after(figures: Figures, target: Path) -> None:
     """The next run appends (sealing what the kill left); it must work."""
     torn_before = len([p for p in sidecars_of(target) if ".torn-" in p.name])
+    bad_before = sum(p.kind == "invalid-json" for p in Session.open(target).problems)
     try:
         Session.open(target, fsync="never").append_custom("after-fault")
     except JsonlSessionError as exc:
@@ -233,6 +252,9 @@ def write_after(figures: Figures, target: Path) -> None:
         return
     figures.torn_sidecars += len([p for p in sidecars_of(target) if ".torn-" in p.name]) - (
         torn_before
+    )
+    figures.torn_closed += sum(p.kind == "invalid-json" for p in Session.open(target).problems) - (
+        bad_before
     )
 
 

@@ -20,6 +20,8 @@ from faultkit import (
     check_acknowledged,
     kill_moment,
     run_child,
+    start_child,
+    stop_child,
     temps_in,
     timed,
     write_after,
@@ -56,8 +58,9 @@ def as_v1(v3: bytes) -> bytes:
 
 
 def appends(folder: Path, count: int, seed: int) -> Figures:
-    """A child appending entries (now and then one of megabytes) is killed; a new file
-    every 5 rounds, so each file also sees the torn tails earlier kills left."""
+    """A child appending entries (now and then, or often, one of megabytes) is killed; a
+    new file every 5 rounds, so each file also sees the torn tails earlier kills left
+    (a kill can stop a long write() part way)."""
     rng = random.Random(seed)
     figures = Figures("kill -9 during appends")
     target = folder / "none"
@@ -65,7 +68,8 @@ def appends(folder: Path, count: int, seed: int) -> Figures:
         if n % 5 == 0:
             target = new_session(folder / f"s{n}")[0].path
         before = target.read_bytes()
-        args = ["append", target, 1_000_000, rng.randrange(1 << 30)]
+        big_share = 0.02 if n // 5 % 2 == 0 else 0.3  # every other file: many long writes
+        args = ["append", target, 1_000_000, rng.randrange(1 << 30), big_share]
         outcome = run_child(args, rng.uniform(0, 0.4))
         figures.killed += outcome.killed
         session = audit_session(figures, target, before)
@@ -73,6 +77,51 @@ def appends(folder: Path, count: int, seed: int) -> Figures:
             check_acknowledged(figures, session, [x for x in outcome.lines if x != "done"])
         write_after(figures, target)
     return figures
+
+
+def appends_beside_pi(folder: Path, count: int, seed: int) -> Figures:
+    """`appends` while a pi-like writer (whole lines, O_APPEND, no lock) appends to the
+    same file; both are killed. A kill that stops one of our long writes part way
+    leaves a fragment the other writer's next line is fused with: its bytes stay in
+    the file, but in a line that is not JSON (counted as fused_lines, not lost)."""
+    rng = random.Random(seed)
+    figures = Figures("kill -9 during appends beside an unlocked writer")
+    target = folder / "none"
+    for n in range(count):
+        if n % 5 == 0:
+            target = new_session(folder / f"s{n}")[0].path
+        before = target.read_bytes()
+        pi = start_child(["unlocked", target, 1_000_000, rng.randrange(1 << 30), 0.002])
+        args = ["append", target, 1_000_000, rng.randrange(1 << 30), 0.3]
+        ours = run_child(args, rng.uniform(0, 0.4))
+        pi.kill()
+        theirs = stop_child(pi)
+        figures.killed += ours.killed
+        session = audit_session(figures, target, before)
+        if session is not None:
+            check_acknowledged(figures, session, [x for x in ours.lines if x != "done"])
+            check_foreign(figures, session, target, theirs)
+        write_after(figures, target)
+    return figures
+
+
+def check_foreign(
+    figures: Figures, session: Session, target: Path, acknowledged: list[str]
+) -> None:
+    """The unlocked writer's lines: loadable, or at least their bytes in the file."""
+    figures.acknowledged += len(acknowledged)
+    data = target.read_bytes()
+    for entry_id in acknowledged:
+        if session.get(entry_id) is not None:
+            continue
+        if b'"id":"%s"' % entry_id.encode() in data:
+            figures.fused_lines += 1
+            figures.note(
+                f"round {figures.rounds}: unlocked writer's {entry_id} fused into a bad line"
+            )
+        else:
+            figures.entries_lost += 1
+            figures.note(f"round {figures.rounds}: unlocked writer's {entry_id} is gone")
 
 
 def migrations(folder: Path, count: int, seed: int) -> Figures:
@@ -226,6 +275,7 @@ def check_cached_reads(figures: Figures, source: Path, cache: Path) -> None:
 
 LOOPS = {
     "appends": appends,
+    "appends-beside-pi": appends_beside_pi,
     "migrate": migrations,
     "compact": compactions,
     "fork": forks,

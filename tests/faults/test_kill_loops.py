@@ -23,7 +23,15 @@ from kill_loops import LOOPS
 
 from jsonl_session import Session
 
-CI_ROUNDS = {"appends": 10, "migrate": 6, "compact": 5, "fork": 6, "export": 4, "cache": 8}
+CI_ROUNDS = {
+    "appends": 10,
+    "appends-beside-pi": 6,
+    "migrate": 6,
+    "compact": 5,
+    "fork": 6,
+    "export": 4,
+    "cache": 8,
+}
 
 
 def run_loop(name: str, folder: Path) -> Figures:
@@ -32,6 +40,18 @@ def run_loop(name: str, folder: Path) -> Figures:
 
 def test_appends_killed_at_random_moments_lose_no_acknowledged_entry(tmp_path: Path) -> None:
     figures = run_loop("appends", tmp_path)
+    assert figures.acknowledged > 0, figures.summary()
+    assert_nothing_lost(figures)
+    assert_clean(figures)
+
+
+def test_appends_killed_beside_an_unlocked_writer_lose_no_entry_of_ours_or_byte_of_theirs(
+    tmp_path: Path,
+) -> None:
+    # A kill that stops one of our long writes part way leaves a fragment the unlocked
+    # writer's next line is fused with (figures.fused_lines): its bytes stay, in a bad
+    # line. Counted and reported by benchmarks/faults.py, not asserted here.
+    figures = run_loop("appends-beside-pi", tmp_path)
     assert figures.acknowledged > 0, figures.summary()
     assert_nothing_lost(figures)
     assert_clean(figures)
