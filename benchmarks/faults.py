@@ -25,7 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +76,7 @@ def main() -> int:
     return report(results)
 
 
-def report(results: list[object]) -> int:
+def report(results: Sequence[object]) -> int:
     names = [
         "rounds",
         "killed",

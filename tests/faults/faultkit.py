@@ -23,6 +23,7 @@ from pathlib import Path
 
 from jsonl_session import JsonlSessionError, Session
 
+Arg = str | Path | int | float  # a child's argument, passed as str()
 CHILD = Path(__file__).resolve().with_name("fault_child.py")
 ROUNDS_ENV = "JSONL_SESSION_FAULT_ROUNDS"
 CHILD_TIMEOUT = 300.0  # only stops a hung child; nothing asserts how long anything takes
@@ -80,13 +81,13 @@ class Outcome:
     stderr: str
 
 
-def child_command(args: Iterable[str | Path], fsize: int | None = None) -> list[str]:
+def child_command(args: Iterable[Arg], fsize: int | None = None) -> list[str]:
     limit = ["--fsize", str(fsize)] if fsize is not None else []
     return [sys.executable, "-W", "error", str(CHILD), *limit, *map(str, args)]
 
 
 def run_child(
-    args: Iterable[str | Path],
+    args: Iterable[Arg],
     kill_after: float | None,
     *,
     fsize: int | None = None,
@@ -123,19 +124,22 @@ def run_command(command: list[str], kill_after: float | None, cache: Path | None
     return Outcome(killed, child.returncode, out.splitlines(), err)
 
 
-def start_child(args: Iterable[str | Path]) -> subprocess.Popen[str]:
-    """A child running beside others, with its output piped (see `stop_child`)."""
+def start_child(args: Iterable[Arg]) -> subprocess.Popen[str]:
+    """A child running beside others, once it said "go" (see `stop_child`)."""
     command = child_command(args)
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    if child.stdout.readline() != "go\n":
+        child.kill()
+        _, err = child.communicate(timeout=CHILD_TIMEOUT)
+        raise AssertionError(f"child failed before its work ({child.returncode}): {err}")
+    return child
 
 
 def stop_child(child: subprocess.Popen[str]) -> list[str]:
     """What a child started by `start_child` printed after "go", once it ended."""
-    out, err = child.communicate(timeout=CHILD_TIMEOUT)
-    lines = out.splitlines()
-    if lines[:1] != ["go"]:
-        raise AssertionError(f"child failed before its work ({child.returncode}): {err}")
-    return [line for line in lines[1:] if line != "done"]
+    out, _ = child.communicate(timeout=CHILD_TIMEOUT)
+    return [line for line in out.splitlines() if line != "done"]
 
 
 def child_env(cache: Path | None) -> dict[str, str]:
@@ -146,13 +150,15 @@ def child_env(cache: Path | None) -> dict[str, str]:
     return env
 
 
-def timed(args: Iterable[str | Path], cache: Path | None = None) -> float:
+def timed(args: Iterable[Arg], cache: Path | None = None) -> float:
     """Seconds one uninterrupted run takes from "go" to its end (where kills should land)."""
     command = child_command(args)
     start = 0.0
     env = child_env(cache)
-    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
-    with subprocess.Popen(command, text=True, env=env, **pipes) as child:
+    quiet = subprocess.DEVNULL  # the CLI's "wrote ..." lines
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=quiet, text=True, env=env
+    ) as child:
         assert child.stdout is not None
         if child.stdout.readline() == "go\n":
             start = time.monotonic()

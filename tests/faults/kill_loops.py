@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 from faultkit import (
+    Arg,
     Figures,
     audit_session,
     check_acknowledged,
@@ -69,7 +70,7 @@ def appends(folder: Path, count: int, seed: int) -> Figures:
             target = new_session(folder / f"s{n}")[0].path
         before = target.read_bytes()
         big_share = 0.02 if n // 5 % 2 == 0 else 0.3  # every other file: many long writes
-        args = ["append", target, 1_000_000, rng.randrange(1 << 30), big_share]
+        args: list[Arg] = ["append", target, 1_000_000, rng.randrange(1 << 30), big_share]
         outcome = run_child(args, rng.uniform(0, 0.4))
         figures.killed += outcome.killed
         session = audit_session(figures, target, before)
@@ -92,7 +93,7 @@ def appends_beside_pi(folder: Path, count: int, seed: int) -> Figures:
             target = new_session(folder / f"s{n}")[0].path
         before = target.read_bytes()
         pi = start_child(["unlocked", target, 1_000_000, rng.randrange(1 << 30), 0.002])
-        args = ["append", target, 1_000_000, rng.randrange(1 << 30), 0.3]
+        args: list[Arg] = ["append", target, 1_000_000, rng.randrange(1 << 30), 0.3]
         ours = run_child(args, rng.uniform(0, 0.4))
         pi.kill()
         theirs = stop_child(pi)
@@ -173,7 +174,7 @@ def compactions(folder: Path, count: int, seed: int) -> Figures:
         target = folder / f"r{n}" / "s.jsonl"
         target.parent.mkdir()
         target.write_bytes(original)
-        args = ["cli", "compact", target, "--summarizer", "offline"]
+        args: list[Arg] = ["cli", "compact", target, "--summarizer", "offline"]
         outcome = run_child(args, kill_moment(rng, duration))
         figures.killed += outcome.killed
         audit_session(figures, target, original)
@@ -218,7 +219,7 @@ def exports(folder: Path, count: int, seed: int) -> Figures:
     for n in range(count):
         page = folder / f"r{n}" / "out.html"
         page.parent.mkdir()
-        args = ["cli", "export", source, "-f", "html", "-o", page]
+        args: list[Arg] = ["cli", "export", source, "-f", "html", "-o", page]
         outcome = run_child(args, kill_moment(rng, duration))
         figures.killed += outcome.killed
         audit_session(figures, source, original)

@@ -19,6 +19,7 @@ from pathlib import Path
 import orjson
 from faultkit import (
     CHILD,
+    Arg,
     Figures,
     Outcome,
     audit_session,
@@ -84,7 +85,15 @@ class Inputs:
         medium = generate(folder / "medium.jsonl", MEDIUM_ENTRIES).read_bytes()
         big = generate(folder / "big.jsonl", 700).read_bytes()
         timed(["cli", "fork", folder / "medium.jsonl", "-o", folder / "fork.jsonl"])
-        export = ["cli", "export", folder / "medium.jsonl", "-f", "html", "-o", folder / "p.html"]
+        export: list[Arg] = [
+            "cli",
+            "export",
+            folder / "medium.jsonl",
+            "-f",
+            "html",
+            "-o",
+            folder / "p.html",
+        ]
         timed(export)
         fork_entries = len(load_entries(folder / "fork.jsonl", cache=False).entries)
         return cls(small, medium, big, fork_entries, (folder / "p.html").read_bytes())

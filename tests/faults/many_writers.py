@@ -13,12 +13,12 @@ import subprocess
 from pathlib import Path
 
 import orjson
-from faultkit import CHILD_TIMEOUT, Figures, Outcome, audit_session, check_acknowledged
+from faultkit import CHILD_TIMEOUT, Arg, Figures, Outcome, audit_session, check_acknowledged
 from faultkit import child_command as command_for
 from helpers_write import new_session
 
 
-def start(args: list[str | Path]) -> subprocess.Popen[str]:
+def start(args: list[Arg]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         command_for(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
