@@ -17,6 +17,7 @@ Shared options, errors and output are in options.py.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from jsonl_session import Session
 
 STDIN = "-"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
 
 def session_file(ctx: typer.Context, file: Path, *, writes: str | None = None) -> Path:
@@ -62,9 +65,19 @@ def session_file(ctx: typer.Context, file: Path, *, writes: str | None = None) -
 
 @contextlib.contextmanager
 def _stdin_copy(data: bytes) -> Iterator[Path]:
+    # mkdtemp makes the folder 0700; the copy is made exclusively, 0600 whatever the
+    # umask (it holds the session's text), and a failure says where it was going.
     with tempfile.TemporaryDirectory(prefix="jsonl-session-stdin-") as folder:
         path = Path(folder) / "stdin.jsonl"
-        path.write_bytes(data)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        except OSError as exc:
+            raise fail(
+                f"cannot copy standard input to {path}: {exc.strerror or exc} "
+                "(set TMPDIR to a folder with room)"
+            ) from None
         STDIN_COPIES.add(str(path))
         try:
             yield path

@@ -1,5 +1,6 @@
 """Converting a session from one agent's format to another's: a new file, written
-whole (store.write_new_file: complete or absent, never over an existing file), and a
+whole (storage/outputs.py: complete or absent, mode 0600, never over an existing
+file or through a link; default names checked by paths.safe_name), and a
 report of what did not carry over. The source is only read.
 
 - **to pi**: the entries as the reader made them (a Claude Code tree keeps its
@@ -25,15 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from jsonl_session.errors import JsonlSessionError
+from jsonl_session.errors import JsonlSessionError, SessionWriteError
 from jsonl_session.format.ids import file_timestamp
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.redaction import Redactor, redactor_for
 from jsonl_session.session.facade import Session
-from jsonl_session.storage import paths, store
+from jsonl_session.storage import paths
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.foreign import AGENT_NAMES
 from jsonl_session.storage.lines import file_bytes
+from jsonl_session.storage.outputs import refuse_existing, write_output
 
 Target = Literal["pi", "claude", "codex"]
 SOURCE_TYPE = "jsonl-session/source"
@@ -155,12 +157,24 @@ def _sub_agents(session: Session) -> list[Path]:
 
 
 def _pi_path(header: dict[str, Any]) -> Path:
-    folder = paths.session_dir_for(str(header.get("cwd") or "/"), paths.pi_session_root())
-    return folder / f"{file_timestamp(str(header.get('timestamp') or ''))}_{header.get('id')}.jsonl"
+    """Where pi would keep the session: its folder for the cwd, named by time and id.
+    The header comes from the file being converted, so its cwd, id and timestamp are
+    checked to make one folder name and one file name (a hostile id such as
+    ``../../x`` is refused, never followed out of pi's folder)."""
+    cwd = str(header.get("cwd") or "/")
+    folder = paths.pi_session_root() / paths.safe_name(paths.encode_cwd(cwd), "folder name for cwd")
+    stamp = file_timestamp(str(header.get("timestamp") or ""))
+    return folder / paths.safe_name(f"{stamp}_{header.get('id')}.jsonl", "session file name")
 
 
 def _write(target: Path, data: bytes) -> None:
-    if target.exists():
-        raise JsonlSessionError(f"{target}: exists; refusing to overwrite it (choose another -o)")
-    paths.ensure_dir(target.parent)
-    store.write_new_file(target, data, "always")
+    """Write the new file whole (outputs.py: mode 0600, complete or absent) where
+    nothing is yet: an existing name, a dangling link included, is refused."""
+    hint = "refusing to overwrite it (choose another -o)"
+    refuse_existing(target, hint)
+    try:
+        paths.ensure_dir(target.parent)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SessionWriteError(f"cannot write {target}: {reason}; nothing was written") from None
+    write_output(target, data, exists_hint=hint)

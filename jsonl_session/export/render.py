@@ -1,5 +1,6 @@
 """Exporting a session: choosing the format's renderer, and writing an export to a
-file safely (never over the session, over another file only when asked).
+file safely (never over the session, over another file only when asked; the writing
+itself is storage/outputs.py's: whole or nothing, mode 0600, links never followed).
 
 What the readable formats show is plan.py's; the renderers are markdown.py and
 html.py (the self-contained page, imported only when a page is made, as it loads
@@ -16,6 +17,7 @@ from jsonl_session.export.json import export_json
 from jsonl_session.export.markdown import render_markdown
 from jsonl_session.export.plan import ExportFormat, ExportPlan, ExportResult
 from jsonl_session.session import Session
+from jsonl_session.storage.outputs import output_file
 
 
 def export_session(
@@ -61,15 +63,12 @@ def write_export(
     text: str, output: Path, *, force: bool = False, source: Path | None = None
 ) -> Path:
     """Write an export to ``output``: never over ``source`` (the session), and over an
-    existing file only with ``force``. Raises SessionWriteError when refused."""
+    existing file only with ``force`` (a symbolic link there is replaced, never
+    followed). The file is mode 0600 and appears whole or not at all
+    (storage/outputs.py). Raises SessionWriteError when refused or when writing fails."""
+    output = Path(output)
     if source is not None and output.exists() and os.path.samefile(output, source):
         raise SessionWriteError(f"{output}: is the session being exported; choose another file")
-    if output.is_dir():
-        raise SessionWriteError(f"{output}: is a directory")
-    data = text.encode("utf-8", errors="backslashreplace")
-    try:
-        with open(output, "wb" if force else "xb") as handle:
-            handle.write(data)
-    except FileExistsError:
-        raise SessionWriteError(f"{output}: already exists; use --force to replace it") from None
+    with output_file(output, replace=force) as out:
+        out.write(text.encode("utf-8", errors="backslashreplace"))
     return output

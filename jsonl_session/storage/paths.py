@@ -1,6 +1,7 @@
 """Where sessions live: pi's session folder and ours, the folder for a working
-directory, and creating folders with the right permissions. No file contents here
-(store.py).
+directory, creating folders with the right permissions, and checking that a name
+taken from a file stays one name in its folder. No file contents here (store.py,
+outputs.py).
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ import sys
 from pathlib import Path
 from typing import Literal
 
+from jsonl_session.errors import SessionWriteError
+
 DIR_MODE = 0o700
+MAX_NAME_BYTES = 255
+"""The longest file name common file systems take (ext4, APFS, NTFS: 255)."""
 
 
 def session_root() -> Path:
@@ -102,3 +107,21 @@ def ensure_dir(path: Path) -> None:
         except FileExistsError:
             continue
         os.chmod(folder, DIR_MODE)
+
+
+def safe_name(name: str, what: str = "file name") -> str:
+    """``name`` if it names a file inside a folder and nothing else: not empty, not
+    ``.`` or ``..``, no ``/``, ``\\`` or NUL, at most 255 bytes. Names built from what
+    a session file says (its id, its timestamp) go through here, so a hostile file
+    cannot make the library write outside the folder meant for it."""
+    problem = None
+    if name in ("", ".", ".."):
+        problem = "is not a file name"
+    elif any(char in name for char in "/\\\0"):
+        problem = "holds a path separator or NUL"
+    elif len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        problem = f"is longer than {MAX_NAME_BYTES} bytes"
+    if problem is not None:
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        raise SessionWriteError(f"{what} {shown!r} {problem}; refusing to write there")
+    return name

@@ -1,0 +1,195 @@
+"""Output files: exports, conversions and any other file the library makes that is not
+a session it appends to. One writer, so every output gets the same guarantees:
+
+- the bytes go to a temporary file in the target's folder (created exclusively,
+  mode 0600 whatever the umask), fsynced as the policy says, and are put in place
+  only when complete; a failure (disk full, a file size limit, an interrupt) removes
+  the temporary file and leaves the target as it was: nothing half written;
+- without ``replace`` an existing target is refused, whatever it is (a file, a
+  folder, a symbolic link, a dangling one); with ``replace`` the new file is renamed
+  over it, so a symbolic link at the target is replaced, never followed;
+- every OSError becomes a SessionWriteError naming the target and the reason.
+
+Writers stream: `output_file` is a context manager yielding a binary writer, so a
+renderer can write as it goes; `write_output` writes bytes at once. Session files
+themselves (appends, rewrites, sidecars, backups) are store.py's; names built from
+what a file says are checked by paths.safe_name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from jsonl_session.errors import SessionWriteError
+from jsonl_session.storage.portable import BINARY, NOFOLLOW
+from jsonl_session.storage.store import FsyncPolicy, check_fsync_policy
+
+OUTPUT_MODE = 0o600
+_NO_LINKS = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK)
+
+
+class OutputWriter:
+    """The binary writer an `output_file` block writes to. A failed write raises
+    SessionWriteError naming the target (the temporary file is removed on the way
+    out of the block)."""
+
+    def __init__(self, target: Path, handle: BinaryIO) -> None:
+        self.target = target
+        self._handle = handle
+        self.written = 0
+
+    def write(self, data: bytes) -> int:
+        try:
+            count = self._handle.write(data)
+        except OSError as exc:
+            raise write_failed(self.target, exc) from None
+        self.written += count
+        return count
+
+
+def write_failed(target: Path, exc: OSError) -> SessionWriteError:
+    """The error for an OSError met while writing ``target``: where, why, and that the
+    target was left alone."""
+    return SessionWriteError(f"cannot write {target}: {exc.strerror or exc}; nothing was written")
+
+
+FORCE_HINT = "use --force to replace it"
+
+
+def refuse_existing(target: Path, hint: str = FORCE_HINT) -> None:
+    """Raise SessionWriteError if ``target`` names anything (a dangling link too)."""
+    if os.path.lexists(target):
+        raise SessionWriteError(f"{target}: already exists; {hint}")
+
+
+@contextmanager
+def output_file(
+    target: Path,
+    *,
+    replace: bool = False,
+    fsync: FsyncPolicy = "always",
+    exists_hint: str = FORCE_HINT,
+) -> Iterator[OutputWriter]:
+    """Write a new ``target`` through the block: ``with output_file(p) as out:
+    out.write(chunk)``. The file appears whole when the block ends without an error,
+    and not at all otherwise (see the module docstring). ``exists_hint``: what the
+    refusal of an existing target tells the user to do."""
+    check_fsync_policy(fsync)
+    target = Path(target)
+    if os.path.isdir(target) and not os.path.islink(target):
+        raise SessionWriteError(f"{target}: is a directory")
+    if not replace:
+        refuse_existing(target, exists_hint)  # before any work: the common refusal costs nothing
+    folder = target.parent
+    try:
+        # mkstemp opens O_EXCL (a planted link at its random name fails it) with mode 0600
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:64]}.", suffix=".tmp")
+    except OSError as exc:
+        raise write_failed(target, exc) from None
+    handle = os.fdopen(fd, "wb")
+    placed = False
+    try:
+        yield OutputWriter(target, handle)
+        _finish(handle, target, fsync)
+        _put_in_place(temp, target, replace, exists_hint)
+        placed = True
+    finally:
+        if not placed:
+            _close_quietly(handle)
+            _remove_quietly(temp)
+    if fsync == "always":
+        _fsync_folder(folder)
+
+
+def write_output(
+    target: Path,
+    data: bytes,
+    *,
+    replace: bool = False,
+    fsync: FsyncPolicy = "always",
+    exists_hint: str = FORCE_HINT,
+) -> Path:
+    """Write ``data`` as a new ``target`` (see `output_file`); return the target."""
+    with output_file(target, replace=replace, fsync=fsync, exists_hint=exists_hint) as out:
+        out.write(data)
+    return Path(target)
+
+
+def _finish(handle: BinaryIO, target: Path, fsync: FsyncPolicy) -> None:
+    """Flush, fsync (by the policy) and close the temporary file."""
+    try:
+        handle.flush()
+        if fsync == "always":
+            os.fsync(handle.fileno())
+        handle.close()
+    except OSError as exc:
+        raise write_failed(target, exc) from None
+
+
+def _close_quietly(handle: BinaryIO) -> None:
+    # A failed flush of what is being thrown away; the descriptor is closed anyway.
+    with contextlib.suppress(OSError):
+        handle.close()
+
+
+def _put_in_place(temp: str, target: Path, replace: bool, exists_hint: str) -> None:
+    """Move the finished temporary file to ``target``: renamed over it when replacing
+    (a link at the target is replaced, not followed), else linked there, which fails
+    if the name was taken meanwhile."""
+    try:
+        if replace:
+            os.replace(temp, target)
+            return
+        try:
+            os.link(temp, target, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
+                raise
+            _claim_then_rename(temp, target)
+        else:
+            os.unlink(temp)
+    except FileExistsError:
+        raise SessionWriteError(f"{target}: already exists; {exists_hint}") from None
+    except IsADirectoryError:
+        raise SessionWriteError(f"{target}: is a directory") from None
+    except OSError as exc:
+        raise write_failed(target, exc) from None
+
+
+def _claim_then_rename(temp: str, target: Path) -> None:
+    """Where there are no hard links: claim the name with an empty file made
+    exclusively (never through a link), then rename the whole file over our claim."""
+    claim = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | BINARY, OUTPUT_MODE)
+    os.close(claim)
+    try:
+        os.replace(temp, target)
+    except BaseException:
+        _remove_quietly(str(target))
+        raise
+
+
+def _remove_quietly(path: str) -> None:
+    # Already gone, or the folder went away: nothing of ours is left to keep.
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the new name durable. Folders cannot be opened on Windows: nothing to do."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # the file is whole and in place; only the name's durability is unsure
+    finally:
+        os.close(fd)
