@@ -1,0 +1,250 @@
+"""The output writer (storage/outputs.py): an output appears whole or not at all, is
+owner-only whatever the umask, never goes through a symbolic link, refuses an
+existing target unless told to replace it, and turns every OSError into our error
+naming the path. The disk really fills here: a file size limit (RLIMIT_FSIZE) in a
+child process, and a 1 MiB tmpfs mounted in a user namespace of the child's own
+(``unshare -rm``; skipped where that is not permitted)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers_write import mode_of
+
+from jsonl_session.errors import SessionWriteError
+from jsonl_session.storage import paths
+from jsonl_session.storage.outputs import output_file, write_output
+
+CHILD_TIMEOUT = 120.0  # only stops a hung child; nothing asserts how long anything takes
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(os.listdir(folder))
+
+
+class TestWholeOrNothing:
+    def test_chunks_written_in_the_block_appear_together_when_it_ends(self, tmp_path: Path) -> None:
+        target = tmp_path / "out.md"
+        with output_file(target) as out:
+            out.write(b"first ")
+            assert not os.path.lexists(target)
+            out.write(b"second")
+        assert target.read_bytes() == b"first second"
+        assert listing(tmp_path) == ["out.md"]
+
+    def test_an_error_in_the_block_leaves_no_file_and_no_temporary(self, tmp_path: Path) -> None:
+        target = tmp_path / "out.md"
+        with pytest.raises(KeyError), output_file(target) as out:
+            out.write(b"half of it")
+            raise KeyError("the renderer failed")
+        assert listing(tmp_path) == []
+
+    def test_a_failed_replace_keeps_the_old_file(self, tmp_path: Path) -> None:
+        target = tmp_path / "out.md"
+        target.write_bytes(b"the old export")
+        with pytest.raises(RuntimeError), output_file(target, replace=True) as out:
+            out.write(b"new")
+            raise RuntimeError("interrupted")
+        assert target.read_bytes() == b"the old export"
+        assert listing(tmp_path) == ["out.md"]
+
+    def test_a_failed_fsync_names_the_path_and_leaves_nothing(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def broken_fsync(fd: int) -> None:
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(os, "fsync", broken_fsync)
+        target = tmp_path / "out.md"
+        with pytest.raises(SessionWriteError) as caught:
+            write_output(target, b"data")
+        assert str(caught.value) == (
+            f"cannot write {target}: Input/output error; nothing was written"
+        )
+        assert listing(tmp_path) == []
+
+    def test_a_missing_folder_is_our_error_with_the_path(self, tmp_path: Path) -> None:
+        target = tmp_path / "no such folder" / "out.md"
+        with pytest.raises(SessionWriteError, match=r"cannot write .*out\.md: No such file"):
+            write_output(target, b"data")
+
+    def test_without_hard_links_the_name_is_claimed_then_the_whole_file_renamed_over(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def no_links(*args: object, **kwargs: object) -> None:
+            raise OSError(errno.EPERM, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_links)
+        target = tmp_path / "out.md"
+        write_output(target, b"data")
+        assert target.read_bytes() == b"data" and listing(tmp_path) == ["out.md"]
+        with pytest.raises(SessionWriteError, match="already exists"):
+            write_output(target, b"other")
+        assert target.read_bytes() == b"data"
+
+
+class TestExistingTargets:
+    @pytest.mark.parametrize("kind", ["file", "link to a file", "dangling link", "folder"])
+    def test_anything_at_the_target_is_refused_without_replace(
+        self, tmp_path: Path, kind: str
+    ) -> None:
+        target, victim = tmp_path / "out.md", tmp_path / "victim.txt"
+        if kind == "file":
+            target.write_bytes(b"mine")
+        elif kind == "folder":
+            target.mkdir()
+        else:
+            target.symlink_to(victim)
+            if kind == "link to a file":
+                victim.write_bytes(b"precious")
+        before = listing(tmp_path)
+        with pytest.raises(SessionWriteError, match=r"already exists|is a directory"):
+            write_output(target, b"new")
+        assert listing(tmp_path) == before
+        if kind == "file":
+            assert target.read_bytes() == b"mine"
+        if kind == "dangling link":
+            assert not victim.exists()
+        if kind == "link to a file":
+            assert victim.read_bytes() == b"precious"
+
+    def test_replace_swaps_a_link_for_a_file_and_leaves_the_link_target_alone(
+        self, tmp_path: Path
+    ) -> None:
+        victim = tmp_path / "victim.txt"
+        victim.write_bytes(b"precious")
+        target = tmp_path / "out.md"
+        target.symlink_to(victim)
+        write_output(target, b"export", replace=True)
+        assert not target.is_symlink() and target.read_bytes() == b"export"
+        assert victim.read_bytes() == b"precious"
+
+    def test_replace_never_writes_into_a_folder(self, tmp_path: Path) -> None:
+        (tmp_path / "out.md").mkdir()
+        with pytest.raises(SessionWriteError, match="is a directory"):
+            write_output(tmp_path / "out.md", b"x", replace=True)
+        assert listing(tmp_path / "out.md") == []
+
+
+class TestModes:
+    @pytest.mark.usefixtures("open_umask")
+    @pytest.mark.parametrize("replace", [False, True])
+    def test_an_output_is_0600_under_umask_0_even_over_a_0644_file(
+        self, tmp_path: Path, replace: bool
+    ) -> None:
+        target = tmp_path / "out.md"
+        if replace:
+            target.write_bytes(b"old")
+            os.chmod(target, 0o644)
+        write_output(target, b"new", replace=replace)
+        assert mode_of(target) == 0o600
+
+
+class TestSafeNames:
+    @pytest.mark.parametrize(
+        "name", ["../../x", "/etc/passwd", "a\\b", "a\0b", "..", ".", "", "x" * 256]
+    )
+    def test_a_name_that_could_leave_its_folder_is_refused(self, name: str) -> None:
+        with pytest.raises(SessionWriteError, match="refusing to write there"):
+            paths.safe_name(name)
+
+    @pytest.mark.parametrize("name", ["2026-01-01T00-00-00-000Z_abc.jsonl", "..x", "é" * 127])
+    def test_an_ordinary_name_passes(self, name: str) -> None:
+        assert paths.safe_name(name) == name
+
+    def test_a_cwd_of_dot_dot_stays_one_folder_under_the_root(self, tmp_path: Path) -> None:
+        for cwd in ("..", "../..", "/../../etc"):
+            folder = paths.session_dir_for(cwd, tmp_path)
+            assert folder.parent == tmp_path and paths.safe_name(folder.name) == folder.name
+
+
+# --- the disk really fills ---------------------------------------------------------------
+
+WRITER_CHILD = """
+import resource, signal, sys
+from pathlib import Path
+from jsonl_session.errors import SessionWriteError
+from jsonl_session.storage.outputs import output_file
+target, limit = Path(sys.argv[1]), int(sys.argv[2])
+if limit:
+    # Python ignores SIGXFSZ already; said here because a write past the limit must
+    # raise EFBIG rather than kill the child
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    with output_file(target, replace=True) as out:
+        for _ in range(64):
+            out.write(b"x" * 32768)
+except SessionWriteError as exc:
+    print(exc)
+    sys.exit(3)
+"""
+
+
+def run_writer(target: Path, limit: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-W", "error", "-c", WRITER_CHILD, str(target), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_a_file_size_limit_leaves_the_old_output_and_names_the_path(tmp_path: Path) -> None:
+    target = tmp_path / "out.md"
+    target.write_bytes(b"the previous export")
+    done = run_writer(target, 100_000)  # 2 MiB asked for
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.strip() == f"cannot write {target}: File too large; nothing was written"
+    assert target.read_bytes() == b"the previous export"
+    assert listing(tmp_path) == ["out.md"]
+
+
+def tmpfs_unavailable(folder: Path) -> str | None:
+    """Why a tmpfs cannot be mounted here, or None."""
+    folder.mkdir(exist_ok=True)
+    command = ["unshare", "-rm", "sh", "-c", f'mount -t tmpfs -o size=64k tmpfs "{folder}"']
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except OSError as exc:
+        return f"cannot run unshare: {exc}"
+    return None if done.returncode == 0 else f"no tmpfs in a user namespace: {done.stderr}"
+
+
+# Mounts a 1 MiB tmpfs on $1, puts an old export there, runs the writer child (2 MiB)
+# and prints what the tmpfs holds after it, before the namespace (and the tmpfs) goes.
+FULL_DISK_SCRIPT = """
+mount -t tmpfs -o size=1m tmpfs "$1" || exit 90
+printf 'the previous export' > "$1/out.md"
+"$2" -W error -c "$3" "$1/out.md" 0
+status=$?
+echo "left: $(ls -A "$1" | tr '\\n' ' ')"
+echo "old: $(cat "$1/out.md")"
+exit $status
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="tmpfs in a user namespace is Linux's")
+def test_a_full_disk_leaves_the_old_output_and_names_the_path(tmp_path: Path) -> None:
+    mount_point = tmp_path / "small"
+    reason = tmpfs_unavailable(mount_point)
+    if reason is not None:
+        pytest.skip(reason)
+    command = ["unshare", "-rm", "sh", "-c", FULL_DISK_SCRIPT, "sh"]
+    command += [str(mount_point), sys.executable, WRITER_CHILD]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    assert done.returncode == 3, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    target = mount_point / "out.md"
+    assert lines == [
+        f"cannot write {target}: No space left on device; nothing was written",
+        "left: out.md ",
+        "old: the previous export",
+    ]
