@@ -16,16 +16,25 @@ the index cache records), ``list FOLDER`` (the listing and its cache), ``unlocke
 FILE COUNT SEED [PAUSE]`` (whole lines appended without a lock, as pi does); and, before
 the full-disk loops' operation, ``fill FILE FREE`` (writes FILE until FREE bytes are
 left on its file system; prints nothing).
+
+With ``--die-at N`` (before the other options) the child SIGKILLs itself right before
+the Nth call that changes a file (os.open for writing, os.write, ftruncate, fsync,
+link, replace, rename, unlink, mkdir; the built-in open for writing and its writes);
+``--die-at 0`` dies nowhere and prints ``calls: NAME,...``, the list to sweep.
 """
 
 from __future__ import annotations
 
+import atexit
+import builtins
 import os
 import random
 import resource
 import signal
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -112,7 +121,77 @@ def run_cli(args: list[str]) -> None:
             sys.exit(exc.code if isinstance(exc.code, int) else 1)
 
 
+# --- crash points: die (SIGKILL) right before the Nth call that changes a file --------
+
+WATCHED = ("open", "write", "ftruncate", "fsync", "link", "replace", "rename", "unlink", "mkdir")
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+calls: list[str] = []
+die_at = 0  # 0: never
+
+
+def passing(name: str) -> None:
+    """Count a call that changes a file; at the chosen one, die before it happens."""
+    calls.append(name)
+    if len(calls) == die_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def watched(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        changes = not (
+            (name == "open" and not args[1] & WRITE_FLAGS) or (name == "write" and args[0] <= 2)
+        )
+        if changes:
+            passing(name)
+        return real(*args, **kwargs)
+
+    return call
+
+
+class WatchedFile:
+    """A file opened for writing with the built-in open: its writes are crash points."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def write(self, data: Any) -> Any:
+        passing("file.write")
+        return self._handle.write(data)
+
+    def __enter__(self) -> WatchedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._handle.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+
+def watch_calls() -> None:
+    """Route the calls that change files through `passing` (the library calls them as
+    ``os.name``, and the built-in open, so patching the modules is enough)."""
+    for name in WATCHED:
+        setattr(os, name, watched(name, getattr(os, name)))
+    real_open = builtins.open
+
+    def open_watched(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        handle = real_open(file, mode, *args, **kwargs)
+        if not any(c in mode for c in "wxa+"):
+            return handle
+        passing("file.open")
+        return WatchedFile(handle)
+
+    builtins.open = open_watched
+
+
 def main(argv: list[str]) -> None:
+    global die_at
+    if argv[:1] == ["--die-at"]:  # 0: only count, and print the calls at the end
+        die_at = int(argv[1])
+        argv = argv[2:]
+        atexit.register(lambda: say("calls: " + ",".join(calls)))
+        watch_calls()
     if argv[:1] == ["--fsize"]:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         limit = int(argv[1])

@@ -27,7 +27,7 @@ Arg = str | Path | int | float  # a child's argument, passed as str()
 CHILD = Path(__file__).resolve().with_name("fault_child.py")
 ROUNDS_ENV = "JSONL_SESSION_FAULT_ROUNDS"
 CHILD_TIMEOUT = 300.0  # only stops a hung child; nothing asserts how long anything takes
-SESSION_TEMP_GLOB = ".jsonl-session-*.tmp"
+SESSION_TEMP_GLOBS = (".jsonl-session-*.tmp", ".*.tmp")  # store.py's; an output's
 CACHE_TEMP_GLOB = ".tmp-*"
 SIDECAR_MARKS = (".bak-", ".torn-")
 
@@ -50,8 +50,9 @@ class Figures:
     bytes_lost: int = 0  # bytes of lines found neither in the file nor in a backup
     unloadable: int = 0  # files that Session.open or `show` refused after a round
     failed_after: int = 0  # the next write after a round failed (file left stuck)
-    leftover_temps: int = 0  # temporary files left in the session folder
-    leftover_cache_temps: int = 0
+    temps_after_kill: int = 0  # temporary files a fault left (it cannot remove them)
+    leftover_temps: int = 0  # ... still there after the next write to their folder
+    leftover_cache_temps: int = 0  # ... in the cache folder, after the next cache write
     extra_links: int = 0  # session files left with more than one hard link
     partial_outputs: int = 0  # fork/export targets left incomplete
     torn_sidecars: int = 0  # torn tails the next writer cut off into a sidecar
@@ -170,8 +171,11 @@ def timed(args: Iterable[Arg], cache: Path | None = None) -> float:
 # --- auditing what a round left ---------------------------------------------------------------
 
 
-def temps_in(folder: Path, pattern: str = SESSION_TEMP_GLOB) -> list[Path]:
-    return sorted(folder.rglob(pattern)) if folder.exists() else []
+def temps_in(folder: Path, patterns: Iterable[str] = SESSION_TEMP_GLOBS) -> list[Path]:
+    """Temporary files under ``folder`` (its subfolders too)."""
+    if not folder.exists():
+        return []
+    return sorted({path for pattern in patterns for path in folder.rglob(pattern)})
 
 
 def sidecars_of(target: Path) -> list[Path]:
@@ -209,24 +213,14 @@ def load_problem(path: Path) -> str | None:
     return None if code == 0 else f"show exited {code}: {err.strip()}"
 
 
-def audit_session(
-    figures: Figures, target: Path, before: bytes, cache: Path | None = None
-) -> Session | None:
+def audit_session(figures: Figures, target: Path, before: bytes) -> Session | None:
     """The checks every round makes on a session file; the loaded session, if it loads."""
     figures.rounds += 1
     lost = lost_bytes(before, target)
     if lost:
         figures.bytes_lost += lost
         figures.note(f"round {figures.rounds}: {lost} bytes of earlier lines gone")
-    for temp in temps_in(target.parent):
-        figures.leftover_temps += 1
-        figures.note(f"round {figures.rounds}: left {temp.name}")
-        temp.unlink()  # counted once
-    if cache is not None:
-        for temp in temps_in(cache, CACHE_TEMP_GLOB):
-            figures.leftover_cache_temps += 1
-            figures.note(f"round {figures.rounds}: left cache temp {temp.name}")
-            temp.unlink()
+    figures.temps_after_kill += len(temps_in(target.parent))
     if target.exists() and os.stat(target).st_nlink > 1:
         figures.extra_links += 1
         figures.note(f"round {figures.rounds}: {target.name} has {os.stat(target).st_nlink} links")
@@ -236,6 +230,18 @@ def audit_session(
         figures.note(f"round {figures.rounds}: {problem}")
         return None
     return Session.open(target, fsync="never")
+
+
+def count_leftovers(figures: Figures, folder: Path, cache: Path | None = None) -> None:
+    """Temporary files still under ``folder`` (and ``cache``) after the next write there
+    (`write_after` and the like): counted, then removed so no round counts them twice."""
+    found = [(t, "leftover_temps") for t in temps_in(folder)]
+    if cache is not None:
+        found += [(t, "leftover_cache_temps") for t in temps_in(cache, [CACHE_TEMP_GLOB])]
+    for temp, counter in found:
+        setattr(figures, counter, getattr(figures, counter) + 1)
+        figures.note(f"round {figures.rounds}: {temp.name} still there after the next write")
+        temp.unlink()
 
 
 def check_acknowledged(figures: Figures, session: Session, acknowledged: list[str]) -> None:

@@ -15,10 +15,12 @@ from typing import Any
 
 import orjson
 from faultkit import (
+    CACHE_TEMP_GLOB,
     Arg,
     Figures,
     audit_session,
     check_acknowledged,
+    count_leftovers,
     kill_moment,
     run_child,
     start_child,
@@ -77,6 +79,7 @@ def appends(folder: Path, count: int, seed: int) -> Figures:
         if session is not None:
             check_acknowledged(figures, session, [x for x in outcome.lines if x != "done"])
         write_after(figures, target)
+        count_leftovers(figures, target.parent)
     return figures
 
 
@@ -103,6 +106,7 @@ def appends_beside_pi(folder: Path, count: int, seed: int) -> Figures:
             check_acknowledged(figures, session, [x for x in ours.lines if x != "done"])
             check_foreign(figures, session, target, theirs)
         write_after(figures, target)
+        count_leftovers(figures, target.parent)
     return figures
 
 
@@ -145,6 +149,7 @@ def migrations(folder: Path, count: int, seed: int) -> Figures:
         figures.killed += outcome.killed
         audit_session(figures, target, originals[name])
         migrate_again(figures, target)
+        count_leftovers(figures, target.parent)
     return figures
 
 
@@ -179,6 +184,7 @@ def compactions(folder: Path, count: int, seed: int) -> Figures:
         figures.killed += outcome.killed
         audit_session(figures, target, original)
         write_after(figures, target)
+        count_leftovers(figures, target.parent)
     return figures
 
 
@@ -200,10 +206,10 @@ def forks(folder: Path, count: int, seed: int) -> Figures:
         if source.read_bytes() != original:
             figures.bytes_lost += abs(len(source.read_bytes()) - len(original)) or 1
             figures.note(f"round {figures.rounds}: the source changed")
-        count_temps(figures, fork.parent)
         if fork.exists() and len(load_entries(fork, cache=False).entries) != whole:
             figures.partial_outputs += 1
             figures.note(f"round {figures.rounds}: a partial fork")
+        after_output(figures, ["cli", "fork", source, "-o", fork.with_name("again.jsonl")])
     return figures
 
 
@@ -223,17 +229,23 @@ def exports(folder: Path, count: int, seed: int) -> Figures:
         outcome = run_child(args, kill_moment(rng, duration))
         figures.killed += outcome.killed
         audit_session(figures, source, original)
-        count_temps(figures, page.parent)
         if page.exists() and page.read_bytes() != whole:
             figures.partial_outputs += 1
             figures.note(f"round {figures.rounds}: a partial export ({page.stat().st_size} B)")
+        after_output(figures, [*args[:-1], page.with_name("again.html")])
     return figures
 
 
-def count_temps(figures: Figures, folder: Path) -> None:
-    for temp in [*temps_in(folder), *temps_in(folder, ".tmp*")]:
-        figures.leftover_temps += 1
-        figures.note(f"round {figures.rounds}: left {temp.name}")
+def after_output(figures: Figures, again: list[Arg]) -> None:
+    """The temporary files a kill left in an output's folder; then the same command
+    writes another output there (the last argument), which must work and leave none."""
+    folder = Path(str(again[-1])).parent
+    figures.temps_after_kill += len(temps_in(folder))
+    outcome = run_child(again, None)
+    if outcome.returncode != 0:
+        figures.failed_after += 1
+        figures.note(f"round {figures.rounds}: writing the output again failed: {outcome.stderr}")
+    count_leftovers(figures, folder)
 
 
 def cache_writes(folder: Path, count: int, seed: int) -> Figures:
@@ -255,8 +267,10 @@ def cache_writes(folder: Path, count: int, seed: int) -> Figures:
         arg = source if op == "open" else sessions
         outcome = run_child([op, arg], kill_moment(rng, durations[op]), cache=cache)
         figures.killed += outcome.killed
-        audit_session(figures, source, before, cache)
+        audit_session(figures, source, before)
+        figures.temps_after_kill += len(temps_in(cache, [CACHE_TEMP_GLOB]))
         check_cached_reads(figures, source, cache)
+        count_leftovers(figures, sessions, cache)
     return figures
 
 

@@ -25,6 +25,7 @@ from faultkit import (
     audit_session,
     check_acknowledged,
     child_command,
+    count_leftovers,
     run_child,
     run_command,
     timed,
@@ -32,7 +33,7 @@ from faultkit import (
 )
 from helpers_large import generate
 from helpers_write import new_session
-from kill_loops import as_v1, as_v2, check_cached_reads, count_temps
+from kill_loops import as_v1, as_v2, check_cached_reads
 
 from jsonl_session import JsonlSessionError, Session, load_entries
 
@@ -162,6 +163,7 @@ def size_limits(folder: Path, count: int, seed: int) -> Figures:
         audit_round(figures, inputs, this, outcome, root)
         if this.operation == "open":
             check_cached_reads(figures, root / "s.jsonl", root / "cache")
+            count_leftovers(figures, root, root / "cache")
     return figures
 
 
@@ -202,8 +204,8 @@ def audit_round(
     ):
         figures.torn_left += len(torn) or 1
         figures.note(f"round {figures.rounds} ({plan.operation}): torn lines left: {torn[:1]!r}")
-    count_temps(figures, root / "out")
     check_output(figures, inputs, root / "out")
+    count_leftovers(figures, root)  # no fault excuses one: a failed write removes its own
     write_after(figures, target)
 
 

@@ -89,7 +89,7 @@ class TestTheAuditCanFail:
         figures = Figures("audit")
         audit_session(figures, session.path, before)
         assert figures.bytes_lost == len(before.splitlines()[-1]) + 1
-        assert figures.leftover_temps == 1
+        assert figures.temps_after_kill == 1
 
     def test_an_acknowledged_id_not_in_the_file_is_counted_lost(self, tmp_path: Path) -> None:
         from faultkit import check_acknowledged
