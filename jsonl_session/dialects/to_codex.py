@@ -60,8 +60,11 @@ def codex_file(
     off_branch = len(session.entries) - len(session.branch_path(leaf_id))
     if off_branch > 0:
         left["entries on other branches (a Codex thread is one branch)"] += off_branch
-    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else datetime.now()
-    local = moment.astimezone()
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else datetime.now()
+        local = moment.astimezone()
+    except (ValueError, OverflowError):  # a header time that is no time only names the file
+        local = datetime.now().astimezone()
     name = f"rollout-{local.strftime('%Y-%m-%dT%H-%M-%S')}-{thread}.jsonl"
     target = paths.codex_sessions_root() / local.strftime("%Y/%m/%d") / name
     return writer.lines, left, target

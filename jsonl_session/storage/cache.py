@@ -212,6 +212,8 @@ def _read_seen(record: Path, checksum: int) -> Seen | None:
 def _write_whole(target: Path, data: bytes) -> bool:
     """Write ``data`` to a temporary file renamed to ``target``; False if it failed."""
     folder = target.parent
+    if os.path.islink(folder):  # a link planted at our record folder: never write through it
+        return False
     try:
         ensure_dir(folder)  # the records hold message text: private, like the sessions
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
