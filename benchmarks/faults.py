@@ -1,6 +1,7 @@
 """The long run of the fault loops (tests/faults/): kill -9 at random moments of every
-write path, every write path under RLIMIT_FSIZE and on a full tmpfs, and eight
-writers beside an unlocked one; it prints what each loop counted and the totals.
+write path, every write path under RLIMIT_FSIZE and on a full tmpfs, eight writers
+beside an unlocked one, and a death before every crash point of every write path
+(once: those are not random); it prints what each loop counted and the totals.
 
 Figures per loop: rounds, kills that landed, acknowledged entries, entries lost,
 bytes lost, unloadable files, writes that failed after a fault, leftover temporary
@@ -20,13 +21,16 @@ temporary directory, set before jsonl_session is imported.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MUST_BE_ZERO = ("entries_lost", "bytes_lost", "unloadable", "failed_after", "unclean_errors")
@@ -47,6 +51,7 @@ def main() -> int:
     os.environ["JSONL_SESSION_FAULT_ROUNDS"] = str(options.rounds)
     sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "faults")]
 
+    from crash_points import SCENARIOS, sweep
     from faultkit import Figures
     from kill_loops import LOOPS
     from limit_loops import full_disk, full_disk_unavailable, size_limits
@@ -58,11 +63,13 @@ def main() -> int:
     loops["writers"] = lambda folder, _rounds, seed: many_writers(
         folder, 8, options.appends, 1, seed
     )
+    for scenario in SCENARIOS:  # every crash point once: they are not random
+        loops[f"crash:{scenario}"] = functools.partial(sweep_once, sweep, scenario)
     chosen = [name for name in options.only.split(",") if name] or list(loops)
     print(f"work folder: {work}", flush=True)
     results: list[Figures] = []
     for name in chosen:
-        folder = work / "loops" / name
+        folder = work / "loops" / name.replace(":", "-")
         folder.mkdir(parents=True)
         if name == "full-disk" and (reason := full_disk_unavailable(folder)):
             print(f"{name}: skipped: {reason}", flush=True)
@@ -76,25 +83,12 @@ def main() -> int:
     return report(results)
 
 
-def report(results: Sequence[object]) -> int:
-    names = [
-        "rounds",
-        "killed",
-        "acknowledged",
-        "entries_lost",
-        "bytes_lost",
-        "unloadable",
-        "failed_after",
-        "leftover_temps",
-        "leftover_cache_temps",
-        "extra_links",
-        "partial_outputs",
-        "torn_sidecars",
-        "torn_closed",
-        "fused_lines",
-        "refused",
-        "unclean_errors",
-    ]
+def sweep_once(sweep: Callable[[Path, str], Any], scenario: str, folder: Path, *_: int) -> Any:
+    return sweep(folder, scenario)
+
+
+def report(results: Sequence[Any]) -> int:
+    names = [f.name for f in fields(results[0]) if f.name not in ("loop", "notes")]
     totals = {name: sum(getattr(figures, name) for figures in results) for name in names}
     print("\ntotals:")
     for name, value in totals.items():
