@@ -8,9 +8,11 @@ first to null), so the chain has no holes; a compaction whose first kept entry w
 a dropped one keeps from the next kept entry instead. The labels of kept entries
 are written again as label entries chained after the last kept entry, in the
 order the session's labels were set. Entries keep their exact bytes unless a
-field had to change. The new file is written whole (store.write_new_file); the
-source is only read. A ``transform`` (a session's redactor, for a redacted copy)
-rewrites each entry's line on the way.
+field had to change. The new file is written whole (store.write_new_file: a
+temporary file linked into place, 0600, never over an existing name or through a
+link; any failure our SessionWriteError naming the path); the source is only
+read. A ``transform`` (a session's redactor, for a redacted copy) rewrites each
+entry's line on the way.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def write_fork(
     lines = fork_path_lines(path, labels)
     if transform is not None:
         lines = [transform(line) for line in lines]
-    store.write_new_file(new_path, file_bytes(encode(header), lines), fsync)
+    _write_new(new_path, file_bytes(encode(header), lines), fsync)
 
 
 def write_copy(
@@ -117,4 +119,17 @@ def write_copy(
         )
     keep: Callable[[bytes], bytes] = transform or (lambda line: line)
     content = file_bytes(encode(header), (keep(e.raw) for e in source.entries))
-    store.write_new_file(new_path, content, fsync)
+    _write_new(new_path, content, fsync)
+
+
+def _write_new(new_path: Path, content: bytes, fsync: store.FsyncPolicy) -> None:
+    """store.write_new_file (a temporary file linked into place: whole or absent, 0600,
+    never over anything at ``new_path``), with every failure our error naming the
+    path: the default path is built from the source's cwd, which a hostile file can
+    make impossible (a NUL, a name too long)."""
+    try:
+        store.write_new_file(new_path, content, fsync)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        shown = str(new_path).replace("\0", "\\0")
+        raise SessionWriteError(f"cannot write {shown}: {reason}; nothing was written") from None
