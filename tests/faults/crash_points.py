@@ -45,7 +45,17 @@ SCENARIOS = {
     "migrate-v1": Scenario("migrate-v1", ["cli", "migrate", "{root}/s.jsonl"], "migrate"),
     "migrate-v2": Scenario("migrate-v2", ["cli", "migrate", "{root}/s.jsonl"], "migrate"),
     "compact": Scenario(
-        "compact", ["cli", "compact", "{root}/s.jsonl", "--summarizer", "offline"], "write"
+        "compact",
+        [
+            "cli",
+            "compact",
+            "{root}/s.jsonl",
+            "--summarizer",
+            "offline",
+            "--keep-recent-tokens",
+            "500",
+        ],
+        "write",
     ),
     "fork": Scenario(
         "fork", ["cli", "fork", "{root}/s.jsonl", "-o", "{root}/out/fork.jsonl"], "output"
@@ -80,7 +90,7 @@ class Originals:
         if name == "migrate-v2":
             return v2_bytes()
         self.folder.mkdir(parents=True, exist_ok=True)
-        entries = 700 if name.endswith("-cache") else 150  # past 1 MiB: cache records
+        entries = 700 if name.endswith("-cache") else 40  # 700: past 1 MiB, cache records
         return generate(self.folder / f"{name}.jsonl", entries).read_bytes()
 
 

@@ -238,13 +238,16 @@ def exports(folder: Path, count: int, seed: int) -> Figures:
 
 def after_output(figures: Figures, again: list[Arg]) -> None:
     """The temporary files a kill left in an output's folder; then the same command
-    writes another output there (the last argument), which must work and leave none."""
+    (``again``: "cli", then its arguments, the output last) writes another output
+    there, in this process, which must work and leave none."""
+    from helpers_cli import invoke
+
     folder = Path(str(again[-1])).parent
     figures.temps_after_kill += len(temps_in(folder))
-    outcome = run_child(again, None)
-    if outcome.returncode != 0:
+    code, _, err = invoke(*map(str, again[1:]))
+    if code != 0:
         figures.failed_after += 1
-        figures.note(f"round {figures.rounds}: writing the output again failed: {outcome.stderr}")
+        figures.note(f"round {figures.rounds}: writing the output again failed: {err}")
     count_leftovers(figures, folder)
 
 

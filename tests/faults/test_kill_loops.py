@@ -24,13 +24,13 @@ from kill_loops import LOOPS
 from jsonl_session import Session
 
 CI_ROUNDS = {
-    "appends": 10,
-    "appends-beside-pi": 6,
-    "migrate": 6,
-    "compact": 5,
-    "fork": 6,
-    "export": 4,
-    "cache": 8,
+    "appends": 6,
+    "appends-beside-pi": 4,
+    "migrate": 4,
+    "compact": 3,
+    "fork": 3,
+    "export": 3,
+    "cache": 5,
 }
 
 

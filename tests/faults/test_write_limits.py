@@ -7,7 +7,7 @@ command with its one error line), never a traceback; the file still loads; nothi
 acknowledged or held before is lost; no torn line is left in it; no temporary file
 or partial output stays; and the next write works once there is room.
 
-``JSONL_SESSION_FAULT_ROUNDS=N`` runs N rounds of each loop (the CI default is two
+``JSONL_SESSION_FAULT_ROUNDS=N`` runs N rounds of each loop (the CI default is one
 of every operation); ``python benchmarks/faults.py`` runs the long version. The
 loops are in limit_loops.py.
 """
@@ -20,7 +20,7 @@ import pytest
 from faultkit import Figures, assert_clean, assert_nothing_lost, rounds
 from limit_loops import OPERATIONS, full_disk, full_disk_unavailable, size_limits
 
-CI_ROUNDS = 2 * len(OPERATIONS)
+CI_ROUNDS = len(OPERATIONS)
 
 
 def assert_failed_cleanly(figures: Figures) -> None:
