@@ -8,11 +8,11 @@ first to null), so the chain has no holes; a compaction whose first kept entry w
 a dropped one keeps from the next kept entry instead. The labels of kept entries
 are written again as label entries chained after the last kept entry, in the
 order the session's labels were set. Entries keep their exact bytes unless a
-field had to change. The new file is written whole (store.write_new_file: a
-temporary file linked into place, 0600, never over an existing name or through a
-link; any failure our SessionWriteError naming the path); the source is only
-read. A ``transform`` (a session's redactor, for a redacted copy) rewrites each
-entry's line on the way.
+field had to change. The new file is written whole (outputs.py: a temporary
+file linked into place, 0600, never over an existing name or through a link; any
+failure our SessionWriteError naming the path); the source is only read. A
+``transform`` (a session's redactor, for a redacted copy) rewrites each entry's
+line on the way.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from jsonl_session.format.model import CURRENT_VERSION, LabelEntry, SessionHeade
 from jsonl_session.storage import store
 from jsonl_session.storage.lines import file_bytes
 from jsonl_session.storage.loader import LoadedFile
+from jsonl_session.storage.outputs import write_output
+from jsonl_session.storage.paths import ensure_dir
 
 
 def reparented(
@@ -123,13 +125,14 @@ def write_copy(
 
 
 def _write_new(new_path: Path, content: bytes, fsync: store.FsyncPolicy) -> None:
-    """store.write_new_file (a temporary file linked into place: whole or absent, 0600,
-    never over anything at ``new_path``), with every failure our error naming the
-    path: the default path is built from the source's cwd, which a hostile file can
-    make impossible (a NUL, a name too long)."""
+    """The new file, written by outputs.py (a temporary file linked into place: whole or
+    absent, 0600, never over anything at ``new_path``), in folders made 0700, with
+    every failure our error naming the path: the default path is built from the
+    source's cwd, which a hostile file can make impossible (a NUL, a name too long)."""
     try:
-        store.write_new_file(new_path, content, fsync)
+        ensure_dir(new_path.parent)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         shown = str(new_path).replace("\0", "\\0")
         raise SessionWriteError(f"cannot write {shown}: {reason}; nothing was written") from None
+    write_output(new_path, content, fsync=fsync, exists_hint="refusing to overwrite it")
