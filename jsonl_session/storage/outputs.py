@@ -89,8 +89,10 @@ def output_file(
         refuse_existing(target, exists_hint)  # before any work: the common refusal costs nothing
     folder = target.parent
     try:
-        # mkstemp opens O_EXCL (a planted link at its random name fails it) with mode 0600
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name[:64]}.", suffix=".tmp")
+        # mkstemp opens O_EXCL (a planted link at its random name fails it) with mode
+        # 0600; the name is the one store.py's temporaries have (SPEC), so a leftover
+        # from a killed run is recognisably ours
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".jsonl-session-", suffix=".tmp")
     except OSError as exc:
         raise write_failed(target, exc) from None
     handle = os.fdopen(fd, "wb")
