@@ -8,6 +8,7 @@ benchmarks/faults.py.
 
 from __future__ import annotations
 
+import itertools
 import random
 import subprocess
 from pathlib import Path
@@ -71,6 +72,9 @@ def check_lines(figures: Figures, target: Path, per_writer: list[list[str]]) -> 
             figures.bad_parents += 1
             figures.note(f"line {number}: parent {entry['parentId']} not earlier in the file")
         seen[entry["id"]] = number
+    writer_of = {entry_id: n for n, ids in enumerate(per_writer) for entry_id in ids}
+    in_file_order = [writer_of.get(entry_id, -1) for entry_id in seen]
+    figures.writer_switches = sum(a != b for a, b in itertools.pairwise(in_file_order))
     for ids in per_writer:
         places = [seen.get(entry_id, 0) for entry_id in ids]
         if places != sorted(places):

@@ -25,6 +25,7 @@ def test_eight_writers_and_an_unlocked_one_lose_nothing_and_keep_every_parent(
     assert figures.unclean_errors == 0, figures.summary()
     assert figures.torn_left == 0, figures.summary()
     assert figures.bad_parents == 0, figures.summary()
+    assert figures.writer_switches > 9, figures.summary()  # they did write at once
     figures.killed = 1  # nothing is killed here; assert_nothing_lost wants a fault
     assert_nothing_lost(figures)
     assert_clean(figures)
