@@ -307,3 +307,26 @@ def test_an_output_past_a_file_size_limit_is_our_error_and_leaves_nothing(
     assert done.stderr.startswith(f"error: cannot write {output}: File too large"), done.stderr
     assert "nothing was written" in done.stderr
     assert files_under(tmp_path) == before
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_standard_input_that_cannot_be_copied_is_our_error_and_leaves_no_copy(
+    tmp_path: Path,
+) -> None:
+    session, _, _ = new_session(tmp_path / "s")
+    session.append_message(user_message("y" * 200_000))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", LIMITED_CLI, "50000", "show", "-"],
+        input=session.path.read_bytes(),
+        capture_output=True,
+        timeout=CHILD_TIMEOUT,
+        env={**os.environ, "JSONL_SESSION_NO_CACHE": "1", "TMPDIR": str(temporary)},
+        check=False,
+    )
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert stderr.startswith(f"error: cannot copy standard input to {temporary}/"), stderr
+    assert "File too large" in stderr
+    assert os.listdir(temporary) == []
