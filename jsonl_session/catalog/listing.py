@@ -20,6 +20,7 @@ storage/cache.py's, and text from content is messages.py's.
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -156,9 +157,9 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
             cut = data.rfind(b"\n") + 1
             facts = record.facts.then(_facts(data, 0, cut))
             if records is not None and cut:
-                records.save(
-                    file_path, stamp(fd, covered + cut), _ListingRecord(record.header, facts)
-                )
+                crc = zlib.crc32(memoryview(data)[:cut], found[0].crc)  # no second read
+                mark = stamp(fd, covered + cut, crc)
+                records.save(file_path, mark, _ListingRecord(record.header, facts))
     except OSError as exc:
         return _broken(file_path, None, exc.strerror or str(exc))
     return _info(file_path, record.header, facts.then(_facts(data, cut)), mtime)
@@ -192,7 +193,8 @@ def _describe_and_keep(
     facts = _facts(data, start, cut)
     # A header without its newline may still grow: nothing is kept until it ends.
     if records is not None and cut and header_line.terminated:
-        records.save(path, stamp(fd, cut), _ListingRecord(head, facts))
+        crc = zlib.crc32(memoryview(data)[:cut])  # of the bytes read: no second read
+        records.save(path, stamp(fd, cut, crc), _ListingRecord(head, facts))
     return _info(path, head, facts.then(_facts(data, cut)), mtime)
 
 

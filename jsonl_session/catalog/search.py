@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -201,7 +202,7 @@ def _cached_texts(
             next_number = header.number + 1 + data.count(b"\n", start, cut)
             record = _SearchRecord(session_id, kept, next_number)
             if header.terminated:  # a header without its newline may still grow
-                records.save(path, stamp(fd, cut), record)
+                records.save(path, stamp(fd, cut, zlib.crc32(memoryview(data)[:cut])), record)
         else:
             mark, record = found
             handle.seek(mark.covered)
@@ -211,7 +212,8 @@ def _cached_texts(
                 added = _texts(data[:cut], mark.covered, record.next_number, tools=tools)
                 next_number = record.next_number + data.count(b"\n", 0, cut)
                 record = _SearchRecord(record.session_id, record.texts + added, next_number)
-                records.save(path, stamp(fd, mark.covered + cut), record)
+                crc = zlib.crc32(memoryview(data)[:cut], mark.crc)  # no second read
+                records.save(path, stamp(fd, mark.covered + cut, crc), record)
     tail = _texts(data[cut:], -1, record.next_number, tools=tools)
     return record.session_id, record.texts + tail
 

@@ -62,6 +62,16 @@ def _everywhere(
     ctx: typer.Context, no_cache: NoCacheOption = False, version: VersionOption = False
 ) -> None:
     ctx.obj = Settings(no_cache=no_cache)
+    if not no_cache:
+        from jsonl_session.storage.cache import on_record_not_kept
+
+        on_record_not_kept(_say_record_not_kept)
+
+
+def _say_record_not_kept(message: str) -> None:
+    """A cache record that could not be written: said once, as a note (the results
+    are the same as without the cache)."""
+    typer.echo(f"note: {message}; read without it (same results)", err=True)
 
 
 app.command(name="list")(list_cmds.list_)

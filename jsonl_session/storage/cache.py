@@ -4,15 +4,23 @@ so the next read costs only the bytes appended since.
 Owns where caches live (``$JSONL_SESSION_CACHE_DIR``, else the platform's user cache
 folder; ``JSONL_SESSION_NO_CACHE=1`` turns caching off), how a cache file is named (a
 hash of the session file's real path, one folder per kind of record), how records are
-written (whole, to a temporary file renamed in; a failure to write is ignored) and the
-check that a record still describes its file: the same path, device and inode, a
-file no shorter than the part the record covers, the same bytes at the head and
-at the end of that part (hashes), and a new mtime only with a new size (the size
-and mtime last read sit beside a record left as it was: ``<record>.seen``). Files are
-append-only, so such a record plus the bytes after it is the whole file. A record
-that fails a check, cannot be decoded or belongs to another file is not used and is
-written again. What a record holds is the caller's business (loader.py and table.py:
-entries; catalog/listing.py: listing facts; catalog/search.py: texts).
+written (whole, to a temporary file renamed in) and the check that a record still
+describes its file: the same path, device and inode, a file no shorter than the part
+the record covers, the same bytes at the head and at the end of that part (hashes),
+and, unless the file's size, mtime and ctime are those the record was made with (or
+last checked with: ``<record>.seen``), the same CRC-32 of the whole covered part. So
+an unchanged file costs two small reads, and a changed one (appended to, or rewritten
+in place on the same inode) one read of the covered part, after which its new size and
+times are kept in ``.seen`` and the next open is cheap again. Files are append-only,
+so such a record plus the bytes after it is the whole file. A record that fails a
+check, cannot be decoded or belongs to another file is not used and is written again.
+
+A record that cannot be written (a value msgpack cannot hold, a full disk, no
+permission, a file size limit, a link in the way) is skipped: the caller reads the
+file as if there were no cache, and the first such failure of a process is told to the
+listener set with `on_record_not_kept` (the CLI prints it as a note on stderr). What a
+record holds is the caller's business (loader.py and table.py: entries;
+catalog/listing.py: listing facts; catalog/search.py: texts).
 """
 
 from __future__ import annotations
@@ -23,20 +31,25 @@ import os
 import shutil
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Generic, TypeVar
 
 import msgspec
 
 from jsonl_session.storage.paths import ensure_dir, user_folder
-from jsonl_session.storage.portable import pread
+from jsonl_session.storage.portable import BINARY, NOFOLLOW, NONBLOCK, pread
 
 CacheOption = bool | str | Path | None
 """Where to cache: None or True for the default folder, False for no cache, or a folder."""
 
-_FORMAT = 1
+_FORMAT = 2  # 1 had no ctime and no CRC-32 of the covered part
 _TAIL_BYTES = 4096
+_CRC_CHUNK = 1 << 20
+RECORD_ENCODING_ERRORS = (TypeError, ValueError, OverflowError, msgspec.MsgspecError)
+"""What building or encoding a record raises for values msgpack cannot hold: a lone
+surrogate in a string (UnicodeEncodeError is a ValueError), an integer beyond 64 bits."""
 _T = TypeVar("_T")
 
 
@@ -61,33 +74,91 @@ class Stamp(msgspec.Struct, array_like=True, frozen=True):
     inode: int
     size: int  # of the file when the record was made
     mtime_ns: int
+    ctime_ns: int  # a rewrite cannot set it back, as it can the mtime
     covered: int  # the record describes bytes [0, covered): whole lines only
+    crc: int  # CRC-32 of bytes [0, covered)
     head: bytes  # hash of the first bytes (the header line)
     tail: bytes  # hash of the last bytes before ``covered``
 
 
-def stamp(fd: int, covered: int) -> Stamp:
-    """A stamp for the first ``covered`` bytes of the open file ``fd``."""
-    info = os.fstat(fd)
+def stamp(
+    fd: int, covered: int, crc: int | None = None, info: os.stat_result | None = None
+) -> Stamp:
+    """A stamp for the first ``covered`` bytes of the open file ``fd``.
+
+    ``crc``: their CRC-32 when the caller computed it from the bytes it read (else
+    they are read again); ``info``: the file's stat taken before the caller read it,
+    so that a change made while it read shows as a change next time."""
+    if info is None:
+        info = os.fstat(fd)
+    if crc is None:
+        crc = prefix_crc(fd, covered)
     head, tail = _hashes(fd, covered)
-    return Stamp(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, covered, head, tail)
+    return Stamp(
+        info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+        covered, crc, head, tail,
+    )  # fmt: skip
+
+
+def prefix_crc(fd: int, covered: int, start: int = 0, crc: int = 0) -> int:
+    """The CRC-32 of bytes [0, covered) of ``fd``, continuing ``crc`` (that of
+    bytes [0, start)); a file shorter than ``covered`` gives -1 (matches no stamp)."""
+    position = start
+    while position < covered:
+        chunk = pread(fd, min(_CRC_CHUNK, covered - position), position)
+        if not chunk:
+            return -1
+        crc = zlib.crc32(chunk, crc)
+        position += len(chunk)
+    return crc
+
+
+class RunningCrc:
+    """The CRC-32 of a file from its start, kept while its regions are read (see
+    `over`), so that a stamp's needs no second read of them."""
+
+    def __init__(self, offset: int, crc: int) -> None:
+        self._ends = {offset: crc}  # where the last two regions ended: the CRC there
+
+    def over(self, regions: Iterator[bytes]) -> Iterator[bytes]:
+        offset, crc = max(self._ends.items())
+        for region in regions:
+            crc = zlib.crc32(region, crc)
+            offset += len(region)
+            self._ends = {**dict([max(self._ends.items())]), offset: crc}
+            yield region
+
+    def at(self, covered: int) -> int | None:
+        """The CRC-32 of bytes [0, covered) if a region ended there, else None (the
+        stamp then reads them again)."""
+        return self._ends.get(covered)
 
 
 def still_valid(mark: Stamp, fd: int, seen: Seen | None = None) -> bool:
-    """Whether the open file ``fd`` still starts with the bytes ``mark`` describes.
+    """Whether the open file ``fd`` still starts with the bytes ``mark`` describes."""
+    return _check(mark, fd, seen) is not None
 
-    A file that grew is trusted to have been appended to (the head and the end of the
-    covered part are checked); one of the same size as when the record was made, or
-    as when it was last read (``seen``), but with a new mtime was rewritten."""
+
+def _check(mark: Stamp, fd: int, seen: Seen | None) -> Seen | None:
+    """None if ``fd`` no longer starts with the bytes ``mark`` describes; else the
+    file's size and times as checked (to keep in ``.seen``).
+
+    A file whose size, mtime and ctime are those of the stamp or of the last check
+    (``seen``) is taken as unchanged once its head and the end of the covered part
+    match; any other is checked over the whole covered part (CRC-32): appends and
+    rewrites in place both change the times, and only reading tells them apart."""
     info = os.fstat(fd)
     if (info.st_dev, info.st_ino) != (mark.device, mark.inode) or info.st_size < mark.covered:
-        return False
-    known = [(mark.size, mark.mtime_ns)]
+        return None
+    if _hashes(fd, mark.covered) != (mark.head, mark.tail):
+        return None
+    now = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = [(mark.size, mark.mtime_ns, mark.ctime_ns)]
     if seen is not None:
-        known.append((seen.size, seen.mtime_ns))
-    if any(info.st_size == size and info.st_mtime_ns != mtime for size, mtime in known):
-        return False
-    return _hashes(fd, mark.covered) == (mark.head, mark.tail)
+        known.append((seen.size, seen.mtime_ns, seen.ctime_ns))
+    if now not in known and prefix_crc(fd, mark.covered) != mark.crc:
+        return None
+    return Seen(0, *now)
 
 
 class Seen(msgspec.Struct, array_like=True, frozen=True):
@@ -97,6 +168,7 @@ class Seen(msgspec.Struct, array_like=True, frozen=True):
     checksum: int  # of the record this speaks for
     size: int
     mtime_ns: int
+    ctime_ns: int
 
 
 def _hashes(fd: int, covered: int) -> tuple[bytes, bytes]:
@@ -152,82 +224,151 @@ class RecordCache(Generic[_T]):
         """The record for the file open as ``fd``, if there is one and it still holds."""
         target = self.file_for(session_path)
         try:
-            data = target.read_bytes()
+            data = _read_plain_file(target)
+            if data is None:
+                return None
             envelope = _envelope_decoder.decode(data)
             if envelope.format != _FORMAT or envelope.path != self._real(session_path):
                 return None
             if zlib.crc32(envelope.record) != envelope.checksum:
                 return None
+            mark = envelope.stamp
+            info = os.fstat(fd)
             seen = None
-            if os.fstat(fd).st_size != envelope.stamp.size:  # else the stamp tells it all
+            if (info.st_size, info.st_mtime_ns, info.st_ctime_ns) != (
+                mark.size,
+                mark.mtime_ns,
+                mark.ctime_ns,
+            ):  # else the stamp tells it all
                 seen = _read_seen(target, envelope.checksum)
-            if not still_valid(envelope.stamp, fd, seen):
+            checked = _check(mark, fd, seen)
+            if checked is None:
                 return None
             record: _T = self._decoder.decode(envelope.record)
         except (OSError, ValueError, msgspec.MsgspecError):
             # None yet, unreadable, or damaged (UnicodeDecodeError is a ValueError):
             # read the file instead.
             return None
+        checked = Seen(envelope.checksum, checked.size, checked.mtime_ns, checked.ctime_ns)
         self._loaded[target] = (envelope.checksum, seen)
-        return envelope.stamp, record
+        checked_times = (checked.size, checked.mtime_ns, checked.ctime_ns)
+        if checked != seen and checked_times != (mark.size, mark.mtime_ns, mark.ctime_ns):
+            # Checked over the whole covered part: keep what was checked, so that the
+            # next open of the file as it is now is cheap.
+            self._write_seen(target, checked)
+        return mark, record
 
     def note_read(self, session_path: Path, fd: int) -> None:
-        """Keep the size and mtime of the file open as ``fd``, whose record (just
-        loaded) is left as it is although the file grew: a later rewrite that keeps
-        this size is then noticed (see still_valid)."""
+        """Keep the size and times of the file open as ``fd``, whose record (just
+        loaded) is left as it is although the file grew (see `_check`)."""
         target = self.file_for(session_path)
         loaded = self._loaded.get(target)
         if loaded is None:
             return
         checksum, seen = loaded
         info = os.fstat(fd)
-        now = Seen(checksum, info.st_size, info.st_mtime_ns)
+        now = Seen(checksum, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if now != seen:
-            _write_whole(target.with_suffix(_SEEN), _seen_encoder.encode(now))
+            self._write_seen(target, now)
 
-    def save(self, session_path: Path, mark: Stamp, record: _T) -> None:
-        """Write the record; a cache that cannot be written is simply not kept."""
+    def _write_seen(self, target: Path, seen: Seen) -> None:
+        self._loaded[target] = (seen.checksum, seen)
+        failure = _write_whole(target.with_suffix(_SEEN), _seen_encoder.encode(seen))
+        if failure is not None:
+            self.not_kept(target, failure)
+
+    def save(self, session_path: Path, mark: Stamp, record: _T) -> bool:
+        """Write the record; one that cannot be written is not kept (and said once,
+        see `on_record_not_kept`). Whether it was written."""
         try:
             payload = self._encoder.encode(record)
-        except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
-            return  # values msgpack cannot hold (integers beyond 64 bits): no cache
+        except RECORD_ENCODING_ERRORS as exc:
+            self.not_kept(session_path, f"a value it cannot hold ({exc})")
+            return False
         real = self._real(session_path)
         envelope = _Envelope(_FORMAT, real, mark, zlib.crc32(payload), payload)
         target = self.file_for(session_path)
-        if _write_whole(target, _envelope_encoder.encode(envelope)):
-            with contextlib.suppress(OSError):
-                target.with_suffix(_SEEN).unlink(missing_ok=True)  # it spoke for the old one
-            for older in range(1, self._version):  # records of an older layout
-                shutil.rmtree(self.folder.with_name(f"{self._kind}-{older}"), ignore_errors=True)
+        failure = _write_whole(target, _envelope_encoder.encode(envelope))
+        if failure is not None:
+            self.not_kept(session_path, failure)
+            return False
+        with contextlib.suppress(OSError):
+            target.with_suffix(_SEEN).unlink(missing_ok=True)  # it spoke for the old one
+        for older in range(1, self._version):  # records of an older layout
+            shutil.rmtree(self.folder.with_name(f"{self._kind}-{older}"), ignore_errors=True)
+        return True
+
+    def not_kept(self, about: Path, reason: str) -> None:
+        """Tell (once a process) that a record was not written; results do not change."""
+        _tell_not_kept(f"{self._kind} cache: no record kept for {about}: {reason}")
+
+
+_listener: Callable[[str], None] | None = None
+_told = False
+
+
+def on_record_not_kept(listener: Callable[[str], None] | None) -> None:
+    """Have ``listener`` told, once per process, that a cache record could not be
+    written (what and why). The command's results are the same either way: the file
+    is read as without a cache, and the next run tries again. None: tell no one."""
+    global _listener, _told
+    _listener, _told = listener, False
+
+
+def _tell_not_kept(message: str) -> None:
+    global _told
+    if _listener is not None and not _told:
+        _told = True
+        _listener(message)
+
+
+def _read_plain_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (never through a link, and never
+    waiting on a FIFO planted there); None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | NONBLOCK | BINARY)
+    except OSError:
+        return None
+    try:
+        if not S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _read_seen(record: Path, checksum: int) -> Seen | None:
     try:
-        seen = _seen_decoder.decode(record.with_suffix(_SEEN).read_bytes())
-    except (OSError, ValueError, msgspec.MsgspecError):
+        data = _read_plain_file(record.with_suffix(_SEEN))
+        seen = _seen_decoder.decode(data) if data is not None else None
+    except (ValueError, msgspec.MsgspecError):
         return None
-    return seen if seen.checksum == checksum else None
+    return seen if seen is not None and seen.checksum == checksum else None
 
 
-def _write_whole(target: Path, data: bytes) -> bool:
-    """Write ``data`` to a temporary file renamed to ``target``; False if it failed."""
+def _write_whole(target: Path, data: bytes) -> str | None:
+    """Write ``data`` to a temporary file renamed to ``target``; why not, if it failed."""
     folder = target.parent
     if os.path.islink(folder):  # a link planted at our record folder: never write through it
-        return False
+        return f"{folder} is a symbolic link"
     try:
         ensure_dir(folder)  # the records hold message text: private, like the sessions
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-    except OSError:
-        return False
+    except OSError as exc:
+        return f"{exc.filename or folder}: {exc.strerror or exc}"
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        # A link or anything else at ``target`` is replaced, never written through.
         os.replace(temporary, target)
-    except OSError:
+    except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        return False
-    return True
+        return f"{target}: {exc.strerror or exc}"
+    return None
 
 
 _SEEN = ".seen"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
@@ -24,7 +25,14 @@ from jsonl_session.format.jsonio import NotJson, decode_any, is_utf8
 from jsonl_session.format.migrate import MigrationState, migrate
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
-from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
+from jsonl_session.storage.cache import (
+    RECORD_ENCODING_ERRORS,
+    CacheOption,
+    RecordCache,
+    RunningCrc,
+    cache_root,
+    stamp,
+)
 from jsonl_session.storage.foreign import reader_modules
 from jsonl_session.storage.lines import (
     BOM,
@@ -178,6 +186,7 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
     With a ``cache`` folder, a cached record of the file's start is used if it still
     holds, and the record is brought up to date when much was appended since."""
     fd = source.fd
+    before = os.fstat(fd)  # a change made while reading then shows as one next time
     records = None
     if cache is not None:
         records = RecordCache(cache, "index", IndexRecord, no_source, version=_RECORD_VERSION)
@@ -188,9 +197,9 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         header_line = RawLine(record.header_number, record.header_offset, record.header, True)
         header, _ = _read_header([header_line], path)
         table = EntryTable(record.table, source)
-        read = scan_regions(
-            file_regions(fd, mark.covered), mark.covered, record.next_number, source=source
-        )
+        crc = RunningCrc(mark.covered, mark.crc)
+        regions = crc.over(file_regions(fd, mark.covered))
+        read = scan_regions(regions, mark.covered, record.next_number, source=source)
         read.bad[:0] = record.bad
         read.problems[:0] = record.problems
     else:
@@ -206,12 +215,20 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         if not isinstance(version, int) or version < CURRENT_VERSION:
             return None
         after = after_line(start, header_line)
-        read = scan_regions(file_regions(fd, after), after, header_line.number + 1, source=source)
+        crc = RunningCrc(after, zlib.crc32(start[:after]))
+        regions = crc.over(file_regions(fd, after))
+        read = scan_regions(regions, after, header_line.number + 1, source=source)
     loaded = _assemble(header, header_line, read, path, table)
     grown = read.newline_through - (found[0].covered if found is not None else 0)
     if records is not None and grown > 0:
         if found is None or grown >= REFRESH_BYTES:
-            records.save(path, stamp(fd, read.newline_through), _record(header_line, read, table))
+            covered = read.newline_through
+            try:
+                record = _record(header_line, read, table)
+            except RECORD_ENCODING_ERRORS as exc:  # a lone surrogate, an int beyond 64 bits
+                records.not_kept(path, f"a value it cannot hold ({exc})")
+            else:
+                records.save(path, stamp(fd, covered, crc.at(covered), before), record)
         else:
             records.note_read(path, fd)
     return loaded
