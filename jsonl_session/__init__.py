@@ -132,8 +132,9 @@ if TYPE_CHECKING:
         partial_reply,
     )
     from jsonl_session.session import Session
-    from jsonl_session.storage.cache import CacheOption
+    from jsonl_session.storage.cache import CacheOption, on_record_not_kept
     from jsonl_session.storage.foreign import AGENT_NAMES
+    from jsonl_session.storage.leftovers import abandoned_temps, remove_abandoned_temps
     from jsonl_session.storage.loader import LoadedFile, load_entries
     from jsonl_session.storage.paths import (
         claude_dir_for,
@@ -187,6 +188,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StoredEntry": ("format.entry", "StoredEntry"),
     "to_json": ("format.jsonio", "dumps"),
     "CacheOption": ("storage.cache", "CacheOption"),
+    "on_record_not_kept": ("storage.cache", "on_record_not_kept"),
+    "abandoned_temps": ("storage.leftovers", "abandoned_temps"),
+    "remove_abandoned_temps": ("storage.leftovers", "remove_abandoned_temps"),
     "LoadedFile": ("storage.loader", "LoadedFile"),
     "load_entries": ("storage.loader", "load_entries"),
     "session_dir_for": ("storage.paths", "session_dir_for"),
@@ -378,6 +382,7 @@ __all__ = [
     "Usage",
     "UsageTotal",
     "UserMessage",
+    "abandoned_temps",
     "afrom_reply",
     "auto_compact",
     "build_context",
@@ -412,6 +417,7 @@ __all__ = [
     "mcp_server",
     "message_from_dict",
     "message_text",
+    "on_record_not_kept",
     "partial_reply",
     "pi_session_root",
     "plan_for",
@@ -419,6 +425,7 @@ __all__ = [
     "prune",
     "recorded_usage",
     "redact_text",
+    "remove_abandoned_temps",
     "schema_path",
     "search_sessions",
     "serve_mcp",

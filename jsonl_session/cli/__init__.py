@@ -63,7 +63,7 @@ def _everywhere(
 ) -> None:
     ctx.obj = Settings(no_cache=no_cache)
     if not no_cache:
-        from jsonl_session.storage.cache import on_record_not_kept
+        from jsonl_session import on_record_not_kept
 
         on_record_not_kept(_say_record_not_kept)
 

@@ -6,6 +6,7 @@ when a command runs."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ import typer
 from jsonl_session import JsonlSessionError, SessionFormatError
 from jsonl_session.cli.inputs import STDIN, session_file
 from jsonl_session.cli.options import (
+    STDIN_COPIES,
     DryRunOption,
     FilesArg,
     JsonOption,
@@ -130,7 +132,7 @@ def _check(ctx: typer.Context, path: Path, repair: bool) -> dict[str, Any]:
         return report
     report["version"] = session.version_read
     report["entries"] = len(session.entries)
-    report["problems"] = [p.to_dict() for p in session.problems]
+    report["problems"] = [p.to_dict() for p in session.problems] + _leftovers(path)
     if repair:
         try:
             made = session.repair()
@@ -138,8 +140,35 @@ def _check(ctx: typer.Context, path: Path, repair: bool) -> dict[str, Any]:
             report["error"] = naming_stdin(str(exc))
             return report
         report["repaired"] = [str(p) for p in made]
-        report["problemsAfter"] = [p.to_dict() for p in Session.open(path, cache=cache).problems]
+        report["repaired"] += [f"removed {p}" for p in _remove_leftovers(path)]
+        after = Session.open(path, cache=cache).problems
+        report["problemsAfter"] = [p.to_dict() for p in after] + _leftovers(path)
     return report
+
+
+def _leftovers(path: Path) -> list[dict[str, Any]]:
+    """Temporary files that killed writes left beside ``path`` (storage/leftovers.py)."""
+    from jsonl_session import abandoned_temps
+
+    if str(path) in STDIN_COPIES:
+        return []
+    return [
+        {
+            "kind": "leftover-temp",
+            "message": f"{temp}: a temporary file left by an interrupted write; "
+            "doctor --repair removes it",
+            "line": None,
+        }
+        for temp in abandoned_temps(Path(os.path.realpath(path)).parent)
+    ]
+
+
+def _remove_leftovers(path: Path) -> list[Path]:
+    from jsonl_session import remove_abandoned_temps
+
+    if str(path) in STDIN_COPIES:
+        return []
+    return remove_abandoned_temps(Path(os.path.realpath(path)).parent)
 
 
 def _print_report(report: dict[str, Any]) -> None:

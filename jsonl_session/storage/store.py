@@ -19,6 +19,7 @@ a writer never loses a line.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -32,6 +33,12 @@ from typing import Literal
 
 from jsonl_session.errors import SessionWriteError, UnsyncedWrite
 from jsonl_session.format.jsonio import NotJson, decode_any
+from jsonl_session.storage.leftovers import (
+    TEMP_PREFIX,
+    TEMP_SUFFIX,
+    own_backup_links,
+    remove_abandoned_temps,
+)
 from jsonl_session.storage.paths import ensure_dir
 from jsonl_session.storage.portable import (
     BINARY,
@@ -40,6 +47,7 @@ from jsonl_session.storage.portable import (
     lock_exclusive,
     pread,
     set_mode,
+    try_lock,
 )
 
 FsyncPolicy = Literal["always", "never"]
@@ -74,23 +82,24 @@ def write_new_file(path: Path, data: bytes, fsync: FsyncPolicy) -> None:
     check_fsync_policy(fsync)
     ensure_dir(path.parent)
     sync = fsync == "always"
-    try:
-        temp = _write_temp(path.parent, data, sync, FILE_MODE)
-    except OSError as exc:
-        raise SessionWriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        os.link(temp, path)
-    except FileExistsError:
-        raise SessionWriteError(f"{path}: already exists; refusing to overwrite it") from None
-    except OSError as exc:
-        if exc.errno not in _NO_LINKS:
-            raise SessionWriteError(f"{path}: cannot create: {exc.strerror}") from None
+    remove_abandoned_temps(path.parent)  # what killed writes left here (leftovers.py)
+    with contextlib.ExitStack() as stack:
         try:
-            _create_exclusive(path, data, sync)
+            temp = stack.enter_context(_temporary(path.parent, data, sync, FILE_MODE))
+        except OSError as exc:
+            raise SessionWriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        try:
+            os.link(temp, path)
         except FileExistsError:
             raise SessionWriteError(f"{path}: already exists; refusing to overwrite it") from None
-    finally:
-        os.unlink(temp)
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
+                raise SessionWriteError(f"{path}: cannot create: {exc.strerror}") from None
+            try:
+                _create_exclusive(path, data, sync)
+            except FileExistsError:
+                message = f"{path}: already exists; refusing to overwrite it"
+                raise SessionWriteError(message) from None
     if sync:
         _fsync_dir(path.parent)
 
@@ -115,20 +124,33 @@ def _create_exclusive(path: Path, data: bytes, sync: bool) -> None:
     os.close(fd)
 
 
-def _write_temp(folder: Path, data: bytes, sync: bool, mode: int) -> str:
-    """A new temporary file in ``folder`` holding ``data``; its path."""
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=".jsonl-session-", suffix=".tmp")
+@contextmanager
+def _temporary(folder: Path, data: bytes, sync: bool, mode: int) -> Iterator[str]:
+    """A new temporary file in ``folder`` holding ``data``: its path, for the caller
+    to link or rename into place. Its lock is held while it exists (where the system
+    allows), so it is never taken for an abandoned one (leftovers.py); it is removed
+    afterwards if still there."""
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
     try:
+        try_lock(fd)
         set_mode(fd, temp, mode)
         _write_all(fd, data)
         if sync:
             os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(temp)
-        raise
-    os.close(fd)
-    return temp
+        if not HOLD_TEMP_LOCK:  # Windows renames no open file: let it go now
+            close_locked(fd)
+            fd = -1
+        yield temp
+    finally:
+        try:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+        finally:
+            if fd >= 0:
+                close_locked(fd)
+
+
+HOLD_TEMP_LOCK = os.name != "nt"
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -207,6 +229,7 @@ class LockedFile:
         self.real = real_path(path)
         self.fd = fd
         self.fsync = fsync
+        self.recovered: list[Path] = []  # backups left by killed rewrites, now kept as such
 
     @property
     def size(self) -> int:
@@ -314,6 +337,22 @@ class LockedFile:
         except OSError:
             pass  # the reader skips the fragment; the next append seals it
 
+    def _backup_left_by_a_killed_rewrite(self, info: os.stat_result) -> Path | None:
+        """None if the file has one link. If its other links are all our backups of
+        it (a rewrite killed between linking the backup and renaming the new file in:
+        leftovers.py), the first of them, which this rewrite keeps as its backup (it
+        holds the same bytes: it is the same file). Any other extra link is refused:
+        rewriting would split it from the session."""
+        if info.st_nlink <= 1:
+            return None
+        ours = own_backup_links(self.real, info)
+        if ours and len(ours) == info.st_nlink - 1:
+            return ours[0]
+        raise SessionWriteError(
+            f"{self.path}: has {info.st_nlink} hard links; rewriting it would split "
+            "them. Migrate a copy instead."
+        )
+
     def replace_contents(
         self, data: bytes, backup_kind: str, *, built_from: int | None = None
     ) -> Path:
@@ -329,23 +368,18 @@ class LockedFile:
         info = os.fstat(self.fd)
         if built_from is None:
             built_from = info.st_size
-        if info.st_nlink > 1:
-            raise SessionWriteError(
-                f"{self.path}: has {info.st_nlink} hard links; rewriting it would split "
-                "them. Migrate a copy instead."
-            )
-        temp = _write_temp(self.real.parent, data, True, stat.S_IMODE(info.st_mode))
-        try:
-            backup = _link_backup(self.real, backup_kind)
+        left_backup = self._backup_left_by_a_killed_rewrite(info)
+        remove_abandoned_temps(self.real.parent)  # what killed writes left here
+        with _temporary(self.real.parent, data, True, stat.S_IMODE(info.st_mode)) as temp:
+            backup = left_backup or _link_backup(self.real, backup_kind)
             try:
                 os.replace(temp, self.real)
             except BaseException:
-                backup.unlink()  # the original is untouched; the extra link would block retries
+                if left_backup is None:
+                    backup.unlink()  # the original is untouched; the link would block retries
                 raise
-        except BaseException:
-            if os.path.lexists(temp):
-                os.unlink(temp)
-            raise
+        if left_backup is not None:
+            self.recovered.append(left_backup)
         _fsync_dir(self.real.parent)
         new_fd = _open_locked(self.path)
         # Writers that opened the old file before the rename may still have added
