@@ -142,7 +142,8 @@ def audit(
         check_cached_reads(figures, target, root / "cache")
     elif scenario.kind == "output":
         check_output(figures, root / "out", whole / "out")
-        after_output(figures, [again(arg) for arg in arguments(scenario, root)])
+        again_args = [again(arg) for arg in arguments(scenario, root)]
+        after_output(figures, again_args, counted=True)  # out/ is under root: audited
     else:
         write_after(figures, target)
     count_leftovers(figures, root, root / "cache")

@@ -13,7 +13,8 @@ Operations: ``append FILE COUNT SEED [BIG]`` (entries of mixed sizes, a share BI
 (default 0.02) of megabytes, whose write a kill can cut short), ``cli ARGS...`` (the
 command line, as `jsonl-session ARGS...`), ``open FILE`` (reads the file, writing
 the index cache records), ``list FOLDER`` (the listing and its cache), ``unlocked
-FILE COUNT SEED [PAUSE]`` (whole lines appended without a lock, as pi does); and, before
+FILE COUNT SEED [PAUSE]`` (whole lines appended without a lock, as pi does; both
+appenders wait after "go" for the file $JSONL_SESSION_FAULT_BARRIER when set); and, before
 the full-disk loops' operation, ``fill FILE FREE`` (writes FILE until FREE bytes are
 left on its file system; prints nothing).
 
@@ -47,10 +48,22 @@ def say(text: str) -> None:
     sys.stdout.flush()
 
 
+def wait_for_barrier() -> None:
+    """With $JSONL_SESSION_FAULT_BARRIER set, wait until that file exists, so writers
+    started one by one begin together."""
+    barrier = os.environ.get("JSONL_SESSION_FAULT_BARRIER")
+    deadline = time.monotonic() + 300
+    while barrier and not os.path.exists(barrier):
+        if time.monotonic() > deadline:
+            sys.exit("barrier: no go")
+        time.sleep(0.001)
+
+
 def append(path: str, count: int, seed: int, big_share: float) -> None:
     rng = random.Random(seed)
     session = Session.open(path, fsync=rng.choice(["always", "never"]))
     say("go")
+    wait_for_barrier()
     for n in range(count):
         roll = rng.random()
         if roll < big_share:
@@ -69,6 +82,7 @@ def append_unlocked(path: str, count: int, seed: int, pause: float) -> None:
     rng = random.Random(seed)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     say("go")
+    wait_for_barrier()
     parent = None
     for n in range(count):
         entry_id = f"{rng.getrandbits(32):08x}"

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -271,6 +271,15 @@ def write_after(figures: Figures, target: Path) -> None:
     figures.torn_closed += sum(p.kind == "invalid-json" for p in Session.open(target).problems) - (
         bad_before
     )
+
+
+def kill_rounds(figures: Figures, count: int) -> Iterator[int]:
+    """Round numbers until ``count`` kills landed: a kill that came after the child had
+    finished (it was quicker than when timed) does not count; at most 3 x count rounds."""
+    n = 0
+    while figures.killed < count and n < 3 * count:
+        yield n
+        n += 1
 
 
 def kill_moment(rng: random.Random, duration: float) -> float:

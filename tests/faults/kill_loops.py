@@ -1,8 +1,8 @@
 """The kill -9 loops, one function per write path: appends, migrate, compact, fork,
 export and the cache records written when a large file is read or listed. Each runs
-``count`` rounds in ``folder`` and returns its `faultkit.Figures`; a round starts
-fault_child.py, kills it at a random moment of its work (timed once, uninterrupted),
-and audits what it left. Used by test_kill_loops.py (CI rounds) and
+rounds in ``folder`` until ``count`` kills landed and returns its `faultkit.Figures`;
+a round starts fault_child.py, kills it at a random moment of its work (timed once,
+uninterrupted), and audits what it left. Used by test_kill_loops.py (CI rounds) and
 benchmarks/faults.py (the long run).
 """
 
@@ -22,6 +22,7 @@ from faultkit import (
     check_acknowledged,
     count_leftovers,
     kill_moment,
+    kill_rounds,
     run_child,
     start_child,
     stop_child,
@@ -67,7 +68,7 @@ def appends(folder: Path, count: int, seed: int) -> Figures:
     rng = random.Random(seed)
     figures = Figures("kill -9 during appends")
     target = folder / "none"
-    for n in range(count):
+    for n in kill_rounds(figures, count):
         if n % 5 == 0:
             target = new_session(folder / f"s{n}")[0].path
         before = target.read_bytes()
@@ -91,7 +92,7 @@ def appends_beside_pi(folder: Path, count: int, seed: int) -> Figures:
     rng = random.Random(seed)
     figures = Figures("kill -9 during appends beside an unlocked writer")
     target = folder / "none"
-    for n in range(count):
+    for n in kill_rounds(figures, count):
         if n % 5 == 0:
             target = new_session(folder / f"s{n}")[0].path
         before = target.read_bytes()
@@ -140,7 +141,7 @@ def migrations(folder: Path, count: int, seed: int) -> Figures:
     for name, data in originals.items():
         (folder / f"time-{name}.jsonl").write_bytes(data)
         durations[name] = timed(["cli", "migrate", folder / f"time-{name}.jsonl"])
-    for n in range(count):
+    for n in kill_rounds(figures, count):
         name = rng.choice(sorted(originals))
         target = folder / f"r{n}" / "old.jsonl"
         target.parent.mkdir()
@@ -175,7 +176,7 @@ def compactions(folder: Path, count: int, seed: int) -> Figures:
     original = big_v3(folder / "template.jsonl").read_bytes()
     (folder / "time.jsonl").write_bytes(original)
     duration = timed(["cli", "compact", folder / "time.jsonl", "--summarizer", "offline"])
-    for n in range(count):
+    for n in kill_rounds(figures, count):
         target = folder / f"r{n}" / "s.jsonl"
         target.parent.mkdir()
         target.write_bytes(original)
@@ -197,7 +198,7 @@ def forks(folder: Path, count: int, seed: int) -> Figures:
     original = source.read_bytes()
     duration = timed(["cli", "fork", source, "-o", folder / "timed.jsonl"])
     whole = len(Session.open(folder / "timed.jsonl").entries)
-    for n in range(count):
+    for n in kill_rounds(figures, count):
         fork = folder / f"r{n}" / "fork.jsonl"
         fork.parent.mkdir()
         outcome = run_child(["cli", "fork", source, "-o", fork], kill_moment(rng, duration))
@@ -222,7 +223,7 @@ def exports(folder: Path, count: int, seed: int) -> Figures:
     original = source.read_bytes()
     duration = timed(["cli", "export", source, "-f", "html", "-o", folder / "timed.html"])
     whole = (folder / "timed.html").read_bytes()
-    for n in range(count):
+    for n in kill_rounds(figures, count):
         page = folder / f"r{n}" / "out.html"
         page.parent.mkdir()
         args: list[Arg] = ["cli", "export", source, "-f", "html", "-o", page]
@@ -236,14 +237,15 @@ def exports(folder: Path, count: int, seed: int) -> Figures:
     return figures
 
 
-def after_output(figures: Figures, again: list[Arg]) -> None:
-    """The temporary files a kill left in an output's folder; then the same command
-    (``again``: "cli", then its arguments, the output last) writes another output
-    there, in this process, which must work and leave none."""
+def after_output(figures: Figures, again: list[Arg], *, counted: bool = False) -> None:
+    """The temporary files a kill left in an output's folder (unless ``counted``
+    already); then the same command (``again``: "cli", then its arguments, the output
+    last) writes another output there, in this process, which must work and leave none."""
     from helpers_cli import invoke
 
     folder = Path(str(again[-1])).parent
-    figures.temps_after_kill += len(temps_in(folder))
+    if not counted:
+        figures.temps_after_kill += len(temps_in(folder))
     code, _, err = invoke(*map(str, again[1:]))
     if code != 0:
         figures.failed_after += 1
@@ -260,7 +262,7 @@ def cache_writes(folder: Path, count: int, seed: int) -> Figures:
     sessions, cache = folder / "sessions", folder / "cache"
     source = big_v3(sessions / "s.jsonl")
     durations = {"open": timed(["open", source], cache), "list": timed(["list", sessions], cache)}
-    for n in range(count):
+    for n in kill_rounds(figures, count):
         if rng.random() < 0.5:
             shutil.rmtree(cache, ignore_errors=True)
         else:

@@ -9,6 +9,7 @@ benchmarks/faults.py.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import subprocess
 from pathlib import Path
@@ -19,16 +20,27 @@ from faultkit import child_command as command_for
 from helpers_write import new_session
 
 
-def start(args: list[Arg]) -> subprocess.Popen[str]:
+def start(args: list[Arg], barrier: Path) -> subprocess.Popen[str]:
+    """A writer that, once ready, waits for ``barrier`` to exist (see release)."""
+    env = dict(os.environ, JSONL_SESSION_FAULT_BARRIER=str(barrier))
     return subprocess.Popen(
-        command_for(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command_for(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
+
+
+def release(children: list[subprocess.Popen[str]], barrier: Path) -> None:
+    """Let the writers go together, once every one said it is ready."""
+    for child in children:
+        assert child.stdout is not None
+        if child.stdout.readline() != "go\n":
+            child.kill()
+            raise AssertionError(f"a writer failed to start: {child.communicate()[1]}")
+    barrier.touch()
 
 
 def finish(child: subprocess.Popen[str]) -> Outcome:
     out, err = child.communicate(timeout=CHILD_TIMEOUT)
-    lines = out.splitlines()
-    return Outcome(False, child.returncode, lines[1:] if lines[:1] == ["go"] else lines, err)
+    return Outcome(False, child.returncode, out.splitlines(), err)
 
 
 def many_writers(
@@ -40,9 +52,19 @@ def many_writers(
     figures = Figures(f"{writers} writers x {appends} appends + {unlocked} unlocked")
     target = new_session(folder)[0].path
     before = target.read_bytes()
-    ours = [start(["append", target, appends, rng.randrange(1 << 30), 0]) for _ in range(writers)]
-    theirs = [start(["unlocked", target, appends, rng.randrange(1 << 30)]) for _ in range(unlocked)]
-    outcomes = [finish(child) for child in [*ours, *theirs]]
+    barrier = folder / "go"
+    ours = [
+        start(["append", target, appends, rng.randrange(1 << 30), 0], barrier)
+        for _ in range(writers)
+    ]
+    theirs = [
+        start(["unlocked", target, appends, rng.randrange(1 << 30)], barrier)
+        for _ in range(unlocked)
+    ]
+    try:
+        release([*ours, *theirs], barrier)
+    finally:
+        outcomes = [finish(child) for child in [*ours, *theirs]]
     for outcome in outcomes:
         if outcome.returncode != 0 or outcome.lines[-1:] != ["done"]:
             figures.unclean_errors += 1
