@@ -5,7 +5,11 @@ user's data safe: an append is one ``write()`` of whole lines on an ``O_APPEND``
 descriptor under an exclusive advisory lock; a torn last line is copied to a
 sidecar before it is cut off; new files and rewrites go through a temporary file
 in the same folder (fsync, then link or rename), a rewrite keeping the original as
-a backup; sidecars and backups are created exclusively and never follow links. It
+a backup (a rewrite killed between linking the backup and renaming the new file in
+is completed by the next one, keeping that backup: leftovers.py tells our backup link
+from any other, which is refused); temporary files are locked while they live, and
+abandoned ones are removed by the next new file or rewrite in their folder;
+sidecars and backups are created exclusively and never follow links. It
 does not decide *what* to write (session/) or when to seal and rewrite (writer.py),
 and never parses entries (loader.py); where session files live is paths.py's.
 
