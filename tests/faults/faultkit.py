@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -55,7 +56,8 @@ class Figures:
     temps_after_kill: int = 0  # temporary files a fault left (it cannot remove them)
     leftover_temps: int = 0  # ... still there after the next write to their folder
     leftover_cache_temps: int = 0  # ... in the cache folder, after the next cache write
-    extra_links: int = 0  # session files left with more than one hard link
+    temps_unreported: int = 0  # temporary files beside a session that doctor did not list
+    extra_links: int = 0  # session files with more than one hard link after the next write
     partial_outputs: int = 0  # fork/export targets left incomplete
     torn_sidecars: int = 0  # torn tails the next writer cut off into a sidecar
     torn_closed: int = 0  # torn tails too young to cut: closed with a newline, left in place
@@ -224,9 +226,7 @@ def audit_session(figures: Figures, target: Path, before: bytes) -> Session | No
         figures.bytes_lost += lost
         figures.note(f"round {figures.rounds}: {lost} bytes of earlier lines gone")
     figures.temps_after_kill += len(temps_in(target.parent))
-    if target.exists() and os.stat(target).st_nlink > 1:
-        figures.extra_links += 1
-        figures.note(f"round {figures.rounds}: {target.name} has {os.stat(target).st_nlink} links")
+    check_doctor_lists_temps(figures, target)
     problem = load_problem(target)
     if problem is not None:
         figures.unloadable += 1
@@ -235,9 +235,48 @@ def audit_session(figures: Figures, target: Path, before: bytes) -> Session | No
     return Session.open(target, fsync="never")
 
 
+@contextmanager
+def as_if_long_after() -> Iterator[None]:
+    """Run the next write as if the fault were long past: the temporary files it left
+    count as abandoned at once (leftovers.py waits ABANDONED_AFTER_SECONDS, 15 min, for
+    a file it cannot tell from a live write's; the killed writer's lock is gone)."""
+    from jsonl_session.storage import leftovers
+
+    saved = leftovers.ABANDONED_AFTER_SECONDS
+    leftovers.ABANDONED_AFTER_SECONDS = 0.0
+    try:
+        yield
+    finally:
+        leftovers.ABANDONED_AFTER_SECONDS = saved
+
+
+def check_doctor_lists_temps(figures: Figures, target: Path) -> None:
+    """`jsonl-session doctor FILE` names each temporary file left beside the file."""
+    from helpers_cli import invoke
+
+    left = temps_in(target.parent, [".jsonl-session-*.tmp"])
+    left = [temp for temp in left if temp.parent == target.parent]
+    if not left:
+        return
+    with as_if_long_after():
+        _, out, _ = invoke("doctor", target)
+    unlisted = [temp.name for temp in left if temp.name not in out]
+    figures.temps_unreported += len(unlisted)
+    if unlisted:
+        figures.note(f"round {figures.rounds}: doctor does not list {unlisted}")
+
+
 def count_leftovers(figures: Figures, folder: Path, cache: Path | None = None) -> None:
     """Temporary files still under ``folder`` (and ``cache``) after the next write there
-    (`write_after` and the like): counted, then removed so no round counts them twice."""
+    (`write_after` and the like): counted, then removed so no round counts them twice;
+    and session files there still sharing their inode with another name (a rewrite
+    killed after linking its backup: the next rewrite must finish it)."""
+    for linked in sorted(folder.rglob("*.jsonl")):
+        if os.stat(linked).st_nlink > 1:
+            figures.extra_links += 1
+            figures.note(
+                f"round {figures.rounds}: {linked.name} has {os.stat(linked).st_nlink} links"
+            )
     found = [(t, "leftover_temps") for t in temps_in(folder)]
     if cache is not None:
         found += [(t, "leftover_cache_temps") for t in temps_in(cache, [CACHE_TEMP_GLOB])]
@@ -260,7 +299,8 @@ def write_after(figures: Figures, target: Path) -> None:
     torn_before = len([p for p in sidecars_of(target) if ".torn-" in p.name])
     bad_before = sum(p.kind == "invalid-json" for p in Session.open(target).problems)
     try:
-        Session.open(target, fsync="never").append_custom("after-fault")
+        with as_if_long_after():
+            Session.open(target, fsync="never").append_custom("after-fault")
     except JsonlSessionError as exc:
         figures.failed_after += 1
         figures.note(f"round {figures.rounds}: the next append failed: {exc}")
@@ -302,8 +342,9 @@ def assert_nothing_lost(figures: Figures) -> None:
 
 
 def assert_clean(figures: Figures) -> None:
-    """Nothing left half done: no temporary files, no extra hard links, no partial
-    outputs."""
+    """Nothing left half done: no temporary files (after the next write; doctor lists
+    them before), no extra hard links, no partial outputs."""
+    assert figures.temps_unreported == 0, figures.summary()
     assert figures.leftover_temps == 0, figures.summary()
     assert figures.leftover_cache_temps == 0, figures.summary()
     assert figures.extra_links == 0, figures.summary()

@@ -18,6 +18,7 @@ from faultkit import (
     CACHE_TEMP_GLOB,
     Arg,
     Figures,
+    as_if_long_after,
     audit_session,
     check_acknowledged,
     count_leftovers,
@@ -158,7 +159,8 @@ def migrate_again(figures: Figures, target: Path) -> None:
     from jsonl_session import JsonlSessionError
 
     try:
-        Session.open(target, fsync="never").migrate()
+        with as_if_long_after():
+            Session.open(target, fsync="never").migrate()
         version = orjson.loads(target.read_bytes().split(b"\n", 1)[0]).get("version")
     except JsonlSessionError as exc:
         figures.failed_after += 1
@@ -246,7 +248,8 @@ def after_output(figures: Figures, again: list[Arg], *, counted: bool = False) -
     folder = Path(str(again[-1])).parent
     if not counted:
         figures.temps_after_kill += len(temps_in(folder))
-    code, _, err = invoke(*map(str, again[1:]))
+    with as_if_long_after():
+        code, _, err = invoke(*map(str, again[1:]))
     if code != 0:
         figures.failed_after += 1
         figures.note(f"round {figures.rounds}: writing the output again failed: {err}")
