@@ -30,6 +30,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,8 +39,18 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from jsonl_session.storage import leftovers
+from jsonl_session.storage.leftovers import TEMP_PREFIX, TEMP_SUFFIX
 from jsonl_session.storage.paths import ensure_dir, user_folder
-from jsonl_session.storage.portable import BINARY, NOFOLLOW, NONBLOCK, pread
+from jsonl_session.storage.portable import (
+    BINARY,
+    HOLD_TEMP_LOCK,
+    NOFOLLOW,
+    NONBLOCK,
+    close_locked,
+    pread,
+    try_lock,
+)
 
 CacheOption = bool | str | Path | None
 """Where to cache: None or True for the default folder, False for no cache, or a folder."""
@@ -350,25 +361,57 @@ def _read_seen(record: Path, checksum: int) -> Seen | None:
 
 
 def _write_whole(target: Path, data: bytes) -> str | None:
-    """Write ``data`` to a temporary file renamed to ``target``; why not, if it failed."""
+    """Write ``data`` to a temporary file renamed to ``target``; why not, if it failed.
+
+    The temporary file has our name and is locked while it exists, as store.py's, so
+    what a killed write left is told from a live one: the first record written to a
+    folder in a process removes the abandoned ones (leftovers.py)."""
     folder = target.parent
     if os.path.islink(folder):  # a link planted at our record folder: never write through it
         return f"{folder} is a symbolic link"
     try:
         ensure_dir(folder)  # the records hold message text: private, like the sessions
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        _sweep(folder)
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
     except OSError as exc:
         return f"{exc.filename or folder}: {exc.strerror or exc}"
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        try_lock(fd)
+        _write_all(fd, data)
+        if not HOLD_TEMP_LOCK:  # Windows renames no open file: let it go now
+            close_locked(fd)
+            fd = -1
         # A link or anything else at ``target`` is replaced, never written through.
         os.replace(temporary, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         return f"{target}: {exc.strerror or exc}"
+    finally:
+        if fd >= 0:
+            close_locked(fd)
     return None
+
+
+_swept: dict[Path, float] = {}
+"""When this process last removed abandoned temporary files from each record folder."""
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the abandoned temporary files of ``folder`` now and then: not for every
+    record (a listing writes thousands to one folder), but again once anything left
+    since the last sweep could have become abandoned."""
+    now = time.monotonic()
+    last = _swept.get(folder)
+    if last is None or now - last >= leftovers.ABANDONED_AFTER_SECONDS:
+        _swept[folder] = now
+        leftovers.remove_abandoned_temps(folder)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 _SEEN = ".seen"

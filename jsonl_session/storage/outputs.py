@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.storage.portable import BINARY, NOFOLLOW
+from jsonl_session.storage.leftovers import TEMP_PREFIX, TEMP_SUFFIX, remove_abandoned_temps
+from jsonl_session.storage.portable import BINARY, HOLD_TEMP_LOCK, NOFOLLOW, try_lock
 from jsonl_session.storage.store import FsyncPolicy, check_fsync_policy
 
 OUTPUT_MODE = 0o600
@@ -88,11 +89,14 @@ def output_file(
     if not replace:
         refuse_existing(target, exists_hint)  # before any work: the common refusal costs nothing
     folder = target.parent
+    remove_abandoned_temps(folder)  # what killed writes left here
     try:
         # mkstemp opens O_EXCL (a planted link at its random name fails it) with mode
         # 0600; the name is the one store.py's temporaries have (SPEC), so a leftover
         # from a killed run is recognisably ours
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".jsonl-session-", suffix=".tmp")
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
+        # locked while it exists, so no other write's cleanup takes it for abandoned
+        try_lock(fd)
     except OSError as exc:
         raise write_failed(target, exc) from None
     handle = os.fdopen(fd, "wb")
@@ -103,8 +107,8 @@ def output_file(
         _put_in_place(temp, target, replace, exists_hint)
         placed = True
     finally:
+        _close_quietly(handle)
         if not placed:
-            _close_quietly(handle)
             _remove_quietly(temp)
     if fsync == "always":
         _fsync_folder(folder)
@@ -125,18 +129,21 @@ def write_output(
 
 
 def _finish(handle: BinaryIO, target: Path, fsync: FsyncPolicy) -> None:
-    """Flush, fsync (by the policy) and close the temporary file."""
+    """Flush and fsync (by the policy) the temporary file; close it where an open file
+    cannot be renamed (Windows), else it stays open, and locked, until it is in place."""
     try:
         handle.flush()
         if fsync == "always":
             os.fsync(handle.fileno())
-        handle.close()
+        if not HOLD_TEMP_LOCK:
+            handle.close()
     except OSError as exc:
         raise write_failed(target, exc) from None
 
 
 def _close_quietly(handle: BinaryIO) -> None:
-    # A failed flush of what is being thrown away; the descriptor is closed anyway.
+    # A failed flush of what is being thrown away, or of a file already flushed and in
+    # place; the descriptor (and the lock with it) goes anyway.
     with contextlib.suppress(OSError):
         handle.close()
 

@@ -11,6 +11,8 @@ platform branches and nothing here is POSIX-only at import time.
   and a read on a descriptor no other thread shares).
 - ``BINARY``, ``NOFOLLOW``, ``NONBLOCK``: open flags, 0 where the platform has none.
 - ``set_mode``: a new file's permission bits.
+- ``HOLD_TEMP_LOCK``: whether a temporary file can stay open (and locked) while it is
+  renamed into place: not on Windows.
 
 What Windows lacks, and what it costs there: locks are mandatory, so while a writer
 holds one (one append, milliseconds) another program reading the file's first byte
@@ -34,6 +36,8 @@ BINARY: int = getattr(os, "O_BINARY", 0)
 """Windows: no newline translation. Every descriptor storage/ opens has it."""
 NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+
+HOLD_TEMP_LOCK = os.name != "nt"
 
 _FIRST_WAIT = 0.0005
 _LONGEST_WAIT = 0.01

@@ -46,6 +46,7 @@ from jsonl_session.storage.leftovers import (
 from jsonl_session.storage.paths import ensure_dir
 from jsonl_session.storage.portable import (
     BINARY,
+    HOLD_TEMP_LOCK,
     NOFOLLOW,
     close_locked,
     lock_exclusive,
@@ -152,9 +153,6 @@ def _temporary(folder: Path, data: bytes, sync: bool, mode: int) -> Iterator[str
         finally:
             if fd >= 0:
                 close_locked(fd)
-
-
-HOLD_TEMP_LOCK = os.name != "nt"
 
 
 def _write_all(fd: int, data: bytes) -> None:
