@@ -13,6 +13,7 @@ from typing import Literal
 ProblemKind = Literal[
     "torn-tail",
     "invalid-json",
+    "fused-line",
     "not-an-entry",
     "invalid-entry",
     "invalid-utf8",

@@ -385,15 +385,19 @@ class Session(EntryAppends):
             return self._file.rewrite_if_needed(handle, keep_tail=True)
 
     def repair(self) -> list[Path]:
-        """Cut a torn last line off into its sidecar, then migrate; return the files
-        made. Meant for when no agent is writing the file."""
+        """Cut a torn last line off into its sidecar, split lines where another writer's
+        entry follows a torn fragment (the fragment to a sidecar, the original kept as a
+        backup), then migrate; return the files made. Meant for when no agent is
+        writing the file."""
         if not self._file.persisted:
             return []
         made: list[Path] = []
         with self._file.writing() as handle:
             sidecar = self._file.seal(handle, at_once=True)
+            made.extend([sidecar] if sidecar is not None else [])
+            made.extend(self._file.split_fused(handle))
             backup = self._file.rewrite_if_needed(handle, keep_tail=False)
-            made.extend(p for p in (sidecar, backup) if p is not None)
+            made.extend([backup] if backup is not None else [])
         return made
 
 

@@ -82,6 +82,14 @@ def read_line(
                 "skipped, and set aside before the next append"
             )
             return bad, Problem("torn-tail", message, line.number)
+        start = fused_entry_start(line.raw)
+        if start is not None:
+            message = (
+                f"not valid JSON: a torn fragment ({start} bytes) with a whole entry after it "
+                "(a write cut short, then another writer's line); skipped, as pi skips it; "
+                "doctor --repair moves the fragment to a sidecar and keeps the entry"
+            )
+            return bad, Problem("fused-line", message, line.number)
         return bad, Problem("invalid-json", f"not valid JSON ({exc})", line.number)
     except NotAnObject as exc:
         bad = BadLine(line.number, line.offset, line.raw)
@@ -95,6 +103,30 @@ def read_line(
             "invalid-utf8", "bytes that are not UTF-8 were read as U+FFFD", line.number, entry.id
         )
     return entry, None
+
+
+_ENTRY_START = b'{"type":"'
+_MOST_TRIES = 64  # a hostile line full of the pattern costs 64 decodes, not a square
+
+
+def fused_entry_start(raw: bytes) -> int | None:
+    """Where a whole entry starts inside a line that is not JSON, or None.
+
+    A writer killed partway through a line leaves a fragment; a writer that takes no
+    lock (pi) then appends its whole line right after it. Every writer of the format
+    begins a line with ``{"type":"``, so the entry is the first suffix starting so that
+    decodes as an entry object; a block nested inside a line cannot end the line."""
+    start = raw.find(_ENTRY_START, 1)
+    for _ in range(_MOST_TRIES):
+        if start < 0:
+            return None
+        try:
+            env = decode_envelope(raw[start:])
+        except (NotJson, NotAnObject):
+            start = raw.find(_ENTRY_START, start + 1)
+            continue
+        return start if env.type != "session" and isinstance(env.id, str) else None
+    return None
 
 
 def _sort(out: ReadLines, line: RawLine, ordinal: int, check_utf8: bool) -> None:

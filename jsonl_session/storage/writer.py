@@ -26,6 +26,7 @@ from jsonl_session.storage import store
 from jsonl_session.storage.foreign import dialect_name
 from jsonl_session.storage.lines import consumed_length, file_bytes
 from jsonl_session.storage.loader import BadLine, LoadedFile, parse_session_bytes, read_appended
+from jsonl_session.storage.reading import fused_entry_start
 
 
 class SessionFile:
@@ -181,6 +182,32 @@ class SessionFile:
         self.backups.append(backup)
         self._reload(handle)
         return backup
+
+    def split_fused(self, handle: store.LockedFile) -> list[Path]:
+        """Split each line that is a torn fragment followed by a whole entry (see
+        reading.fused_entry_start): the fragment goes to a ``torn`` sidecar, the entry
+        stays as its own line, the original file is kept as a backup. Returns the
+        sidecars and the backup; nothing when no line is fused."""
+        fused = [
+            (bad, start)
+            for bad in self._bad_lines
+            if (start := fused_entry_start(bad.raw)) is not None
+        ]
+        if not fused:
+            return []
+        original = handle.read_from(0)
+        made = [store.create_sidecar(handle.real, "torn", bad.raw[:start]) for bad, start in fused]
+        pieces, kept_from = [], 0
+        for bad, start in fused:
+            pieces += [original[kept_from : bad.offset], bad.raw[start:]]
+            kept_from = bad.offset + len(bad.raw)
+        pieces.append(original[kept_from:])
+        kind = f"v{self.loaded.version_read}.bak"
+        made.append(handle.replace_contents(b"".join(pieces), kind, built_from=len(original)))
+        self.sealed_tails.extend(made[:-1])
+        self.backups.append(made[-1])
+        self._reload(handle)
+        return made
 
     def _catch_up(self, handle: store.LockedFile) -> None:
         """Take in lines other writers appended since we read (under the lock)."""
