@@ -71,7 +71,9 @@ def _everywhere(
 def _say_record_not_kept(message: str) -> None:
     """A cache record that could not be written: said once, as a note (the results
     are the same as without the cache)."""
-    typer.echo(f"note: {message}; read without it (same results)", err=True)
+    from jsonl_session.cli.terminal_text import visible
+
+    typer.echo(visible(f"note: {message}; read without it (same results)"), err=True)
 
 
 app.command(name="list")(list_cmds.list_)

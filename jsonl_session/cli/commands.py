@@ -20,6 +20,8 @@ import typer
 from typer import _click
 from typer.core import TyperGroup, TyperOption
 
+from jsonl_session.cli.terminal_text import visible
+
 USAGE_EXIT_CODE = 2
 
 
@@ -75,10 +77,10 @@ class Commands(TyperGroup):
         except _click.exceptions.NoArgsIsHelpError as exc:
             sys.exit(exc.exit_code)  # the help was printed
         except _click.exceptions.UsageError as exc:
-            print(usage_line(exc), file=sys.stderr)
+            print(visible(usage_line(exc)), file=sys.stderr)
             sys.exit(USAGE_EXIT_CODE)
         except _click.exceptions.ClickException as exc:
-            print(f"error: {' '.join(exc.format_message().split())}", file=sys.stderr)
+            print(visible(f"error: {' '.join(exc.format_message().split())}"), file=sys.stderr)
             sys.exit(exc.exit_code or 1)
         except typer.Abort:
             print("error: aborted", file=sys.stderr)

@@ -79,7 +79,14 @@ def export(
         noun = "secret" if result.redacted == 1 else "secrets"
         err().print(f"redacted {result.redacted} {noun}" + (f" ({kinds})" if kinds else ""))
     if output is None:
-        sys.stdout.write(result.text)
+        from jsonl_session.cli.terminal_text import json_visible, visible
+
+        # to a terminal or pipe, control characters from the file are shown escaped
+        # (JSON keeps them as \u escapes); a file written with -o keeps them exactly
+        if fmt.value == "json":
+            sys.stdout.buffer.write(json_visible(result.text.encode("utf-8", "surrogatepass")))
+        else:
+            sys.stdout.write(visible(result.text))
         sys.stdout.flush()
         return
     write_export(result.text, output, force=force, source=session.path)
@@ -100,7 +107,8 @@ def export(
 def textconv(ctx: typer.Context, file: InputArg) -> None:
     """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
     from jsonl_session import textconv as transcript_text
+    from jsonl_session.cli.terminal_text import visible
 
     path = session_file(ctx, file)
-    sys.stdout.write(transcript_text(path, cache=cache_for(ctx)))
+    sys.stdout.write(visible(transcript_text(path, cache=cache_for(ctx))))
     sys.stdout.flush()

@@ -179,17 +179,18 @@ _consoles: dict[bool, tuple[Any, Console]] = {}
 
 
 def _console(stderr: bool) -> Console:
-    from rich.console import Console
+    from jsonl_session.cli.terminal_text import safe_console
 
     stream = sys.stderr if stderr else sys.stdout
     made = _consoles.get(stderr)
     if made is not None and made[0] is stream:
         return made[1]
-    # Text from session files and paths is printed as it is: no markup is ever parsed
-    # from it. Styled output is built from rich Text objects. On a terminal, rich fits
+    # No markup is ever parsed from text of session files and paths, and no control
+    # character in it reaches the terminal (terminal_text.py). Styled output is built
+    # from rich Text objects. On a terminal, rich fits
     # tables to its width; into a pipe or file nothing is wrapped or padded.
     piped = not stderr and not is_terminal()
-    console = Console(
+    console = safe_console(
         file=cast("IO[str]", _Unpadded(stream)) if piped else stream,
         width=PIPE_WIDTH if piped else None,
         highlight=False,
@@ -265,8 +266,9 @@ def one_line(text: str, width: int = 72) -> str:
 def print_json(value: Any) -> None:
     """Compact JSON, as JSON.stringify writes it, on stdout."""
     from jsonl_session import to_json
+    from jsonl_session.cli.terminal_text import json_visible
 
-    sys.stdout.buffer.write(to_json(value) + b"\n")
+    sys.stdout.buffer.write(json_visible(to_json(value)) + b"\n")
     sys.stdout.flush()
 
 

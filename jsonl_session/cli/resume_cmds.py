@@ -137,13 +137,15 @@ def resume(
 
 def _one_turn(session: Session, text: str, target: Any, show_thinking: bool) -> Turn:
     from jsonl_session import take_turn
+    from jsonl_session.cli.terminal_text import visible
 
     def on_delta(kind: str, piece: str) -> None:
+        # the model's text can carry control characters too: shown escaped
         if kind == "text":
-            sys.stdout.write(piece)
+            sys.stdout.write(visible(piece))
             sys.stdout.flush()
         elif kind == "thinking" and show_thinking:
-            sys.stderr.write(piece)
+            sys.stderr.write(visible(piece))
             sys.stderr.flush()
 
     def compacted(result: CompactionResult) -> None:
