@@ -6,10 +6,10 @@ lines. Pure functions; walking the lines is codex.py's.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from jsonl_session.dialects.building import pi_usage
+from jsonl_session.format.walk import dumps_text, loads_text
 
 CONTEXT_MARKERS = (
     ("# agents.md instructions for ", "</instructions>"),
@@ -97,7 +97,7 @@ def output_blocks(output: Any) -> list[dict[str, Any]]:
 def arguments_of(arguments: Any) -> Any:
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            return loads_text(arguments)
         except ValueError:
             return {"arguments": arguments}
     return arguments if isinstance(arguments, dict) else {}
@@ -128,7 +128,7 @@ def without_prefix(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dumps_text(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def is_codex(objects: list[dict[str, Any]]) -> bool:

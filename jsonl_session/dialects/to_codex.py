@@ -15,7 +15,6 @@ of their own. What Codex has no line for is left out and counted.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from jsonl_session.dialects.to_claude import session_uuid
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.walk import dumps_text, loads_text
 from jsonl_session.messages import current_system_message, system_message_text
 from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
@@ -169,7 +169,7 @@ class _Writer:
                 call = {
                     "type": "function_call",
                     "name": str(block.get("name") or ""),
-                    "arguments": json.dumps(arguments),
+                    "arguments": dumps_text(arguments),
                     "call_id": str(block.get("id") or ""),
                 }
                 self.line("response_item", call)
@@ -199,7 +199,7 @@ class _Writer:
     def reasoning(self, block: dict[str, Any]) -> None:
         signature = block.get("thinkingSignature")
         try:
-            item = json.loads(signature) if isinstance(signature, str) else None
+            item = loads_text(signature) if isinstance(signature, str) else None
         except ValueError:
             item = None
         if isinstance(item, dict) and item.get("type") == "reasoning":

@@ -11,7 +11,6 @@ stylesheet html_style.py's; what the export shows is plan.py's.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from jsonl_session.export.html_parts import PartRenderer, main_argument
@@ -19,6 +18,7 @@ from jsonl_session.export.html_style import page_css
 from jsonl_session.export.html_tree import branch_index, run_anchor
 from jsonl_session.export.markup import escape, json_html
 from jsonl_session.export.plan import ExportPlan
+from jsonl_session.format.walk import loads_text
 from jsonl_session.views.runs import Run
 from jsonl_session.views.transcript import EntryView
 
@@ -99,7 +99,7 @@ def _system(view: EntryView, anchor: str, meta: str) -> str:
     added or removed, folded under one line saying which."""
     raw = next((p.text for p in view.parts if p.kind == "json"), "{}")
     try:
-        loaded = json.loads(raw)
+        loaded = loads_text(raw)
     except ValueError:
         loaded = None
     message: dict[str, Any] = loaded if isinstance(loaded, dict) else {}

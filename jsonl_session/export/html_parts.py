@@ -11,11 +11,11 @@ turned into HTML by markup.py; the entry around the parts is html.py's.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from jsonl_session.export.markup import Markup, diff_html, escape, escape_text, json_html
+from jsonl_session.format.walk import loads_text
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.transcript import EntryView, Part
 
@@ -65,7 +65,7 @@ class PartRenderer:
 
     def _tool_call(self, part: Part) -> str:
         try:
-            arguments = json.loads(part.text)
+            arguments = loads_text(part.text)
         except ValueError:
             arguments = None
         args = arguments if isinstance(arguments, dict) else {}

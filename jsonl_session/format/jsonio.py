@@ -16,6 +16,8 @@ from typing import Any
 import msgspec
 import orjson
 
+from jsonl_session.format import deepjson
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -53,8 +55,9 @@ def decode_any(raw: bytes) -> Any:
 
     orjson first (fast); then msgspec, which takes numbers beyond a double and
     deeper nesting; then the standard library over the text with invalid UTF-8
-    replaced, as Node's UTF-8 reading does. So a line whose envelope decoded always
-    has a body that decodes.
+    replaced, as Node's UTF-8 reading does; then, for nesting deeper than Python
+    recurses, deepjson's explicit stack (JSON.parse has no depth limit). So a line
+    whose envelope decoded always has a body that decodes.
     """
     try:
         return orjson.loads(raw)
@@ -68,8 +71,12 @@ def decode_any(raw: bytes) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
-        raise NotJson("nested too deeply to read") from None
+        pass  # nested deeper than Python recurses: JSON.parse takes any depth
     except ValueError as exc:
+        raise NotJson(str(exc)) from None
+    try:
+        return deepjson.loads(text)
+    except deepjson.DeepJsonError as exc:
         raise NotJson(str(exc)) from None
 
 
@@ -84,7 +91,11 @@ def dumps(value: Any) -> bytes:
     except TypeError:
         # orjson refuses integers beyond 64 bits and lone surrogates; the standard
         # library does not (escaping non-ASCII when the text cannot be UTF-8).
-        text = json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+        normalised = _js_numbers(value)
+        try:
+            text = json.dumps(normalised, ensure_ascii=False, separators=(",", ":"))
+        except RecursionError:  # deeper than Python recurses (orjson stops at 255)
+            text = deepjson.dumps(normalised)
         # A lone surrogate (half an emoji cut by a truncation) is written as an
         # escape, as JSON.stringify does.
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()

@@ -8,9 +8,10 @@ history.py's, the MCP binding mcp_server.py's.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from jsonl_session.format.walk import dumps_text, map_strings
 
 SUMMARY_WIDTH = 100
 """Characters of a one-line summary, a label or a field kept beside a note."""
@@ -25,7 +26,7 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _json_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return len(dumps_text(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def tail_within(messages: list[dict[str, Any]], budget: int) -> tuple[list[dict[str, Any]], bool]:
@@ -93,7 +94,7 @@ def json_safe(value: dict[str, Any]) -> dict[str, Any]:
     """``value`` with lone surrogates replaced by U+FFFD: pi writes them when a cut
     splits an emoji, and JSON sent over the wire must be valid UTF-8."""
     try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        dumps_text(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         cleaned: dict[str, Any] = _replace_surrogates(value)
         return cleaned
@@ -101,10 +102,8 @@ def json_safe(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(item) for item in value]
-    return value
+    return map_strings(value, _replace_in_text, keys=True)
+
+
+def _replace_in_text(text: str) -> str:
+    return _LONE_SURROGATE.sub("\ufffd", text) if _LONE_SURROGATE.search(text) else text

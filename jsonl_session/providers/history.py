@@ -24,12 +24,12 @@ consecutive messages of one role is API-specific and left to the adapters.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from jsonl_session.format.walk import loads_text, map_strings
 from jsonl_session.messages import has_substance, plain_message, tool_calls
 
 RepairKind = Literal[
@@ -133,7 +133,7 @@ def _normalized(message: dict[str, Any], index: int, repairs: list[Repair]) -> d
 def _arguments_object(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = loads_text(arguments)
         except ValueError:
             return {}
         return parsed if isinstance(parsed, dict) else {}
@@ -142,16 +142,12 @@ def _arguments_object(arguments: Any) -> dict[str, Any]:
 
 def _without_lone_surrogates(value: Any) -> Any:
     """``value`` with lone surrogates in its strings replaced; the same object if
-    there were none."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
-    if isinstance(value, dict):
-        changed = {k: _without_lone_surrogates(v) for k, v in value.items()}
-        return changed if any(changed[k] is not value[k] for k in value) else value
-    if isinstance(value, list):
-        items = [_without_lone_surrogates(v) for v in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
-    return value
+    there were none (walked without recursion: a value can nest any depth)."""
+    return map_strings(value, _replace_lone_surrogates)
+
+
+def _replace_lone_surrogates(text: str) -> str:
+    return _LONE_SURROGATE.sub("\ufffd", text) if _LONE_SURROGATE.search(text) else text
 
 
 def _repair(

@@ -36,11 +36,11 @@ adapt a context with at least one message.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from jsonl_session.format.walk import dumps_text, loads_text
 from jsonl_session.messages import content_blocks, image_blocks, nonblank_texts, tool_calls
 from jsonl_session.providers.common import (
     ContextLike,
@@ -319,7 +319,7 @@ def _json_object(text: Any) -> dict[str, Any] | None:
     if not isinstance(text, str) or not text.startswith("{"):
         return None
     try:
-        parsed = json.loads(text)
+        parsed = loads_text(text)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
@@ -400,12 +400,12 @@ def arguments_json(arguments: Any) -> str:
     """A tool call's arguments as compact JSON text of an object."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = loads_text(arguments)
         except ValueError:
             arguments = None
     if not isinstance(arguments, dict):
         arguments = {}
-    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    return dumps_text(arguments, separators=(",", ":"), ensure_ascii=False)
 
 
 def data_url(block: dict[str, Any]) -> str:

@@ -9,12 +9,12 @@ storage/loader.py's. Nothing here writes.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.walk import loads_text
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.views.transcript import Part, dump_json, view_entry
@@ -106,7 +106,7 @@ def _plain_part(part: Part) -> str:
 
 def _compact(text: str) -> str:
     try:
-        return dump_json(json.loads(text), indent=False)
+        return dump_json(loads_text(text), indent=False)
     except ValueError:
         return text
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.model import LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
+from jsonl_session.format.walk import dumps_indented
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
 
@@ -60,7 +61,12 @@ class EntryView:
 
 
 def dump_json(value: Any, *, indent: bool = True) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2 if indent else None, default=str)
+    if indent:
+        return dumps_indented(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except RecursionError:  # nested deeper than Python recurses: still shown
+        return dumps_indented(value)
 
 
 def view_entry(entry: StoredEntry, redactor: Redactor | None = None) -> EntryView:

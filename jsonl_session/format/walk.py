@@ -1,0 +1,145 @@
+"""Walks over JSON values that never recurse in Python, so a value nested as deep as
+JSON.parse reads (any depth) is walked like a shallow one.
+
+Owns `map_strings` (every string of a value through a function, a new value only where
+something changed), `dumps_indented` (the standard library's ``indent=2`` text, levels
+past `INDENTED_LEVELS` on one line), and `dumps_text` / `loads_text` (the standard
+library's ``json.dumps`` / ``json.loads``, at any depth). Knows nothing of sessions;
+jsonio.py and deepjson.py read and write compact JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from jsonl_session.format import deepjson
+
+
+def map_strings(value: Any, change: Callable[[str], str], *, keys: bool = False) -> Any:
+    """``value`` with ``change`` applied to every string in it (and to object keys
+    with ``keys``): the same object where nothing changed, new containers on the way
+    to a change."""
+    if isinstance(value, str):
+        return change(value)
+    if not isinstance(value, (dict, list)):
+        return value
+    # a frame: the container, its (key, child) pairs, the next index, the new
+    # children so far, whether any changed
+    stack: list[list[Any]] = [[value, _children(value), 0, [], False]]
+    while True:
+        frame = stack[-1]
+        original, children, index, done = frame[0], frame[1], frame[2], frame[3]
+        if index < len(children):
+            frame[2] = index + 1
+            child = children[index][1]
+            if isinstance(child, (dict, list)):
+                stack.append([child, _children(child), 0, [], False])
+                continue
+            new = change(child) if isinstance(child, str) else child
+            done.append(new)
+            frame[4] = frame[4] or new is not child
+            continue
+        stack.pop()
+        result = original
+        if isinstance(original, dict) and keys:
+            renamed = [change(key) for key, _ in children]
+            if frame[4] or any(
+                new is not key for new, (key, _) in zip(renamed, children, strict=True)
+            ):
+                result = dict(zip(renamed, done, strict=True))
+        elif frame[4]:
+            if isinstance(original, dict):
+                result = {key: new for (key, _), new in zip(children, done, strict=True)}
+            else:
+                result = done
+        if not stack:
+            return result
+        parent = stack[-1]
+        parent[3].append(result)
+        parent[4] = parent[4] or result is not original
+
+
+def _children(container: dict[str, Any] | list[Any]) -> list[tuple[Any, Any]]:
+    return list(container.items()) if isinstance(container, dict) else list(enumerate(container))
+
+
+INDENTED_LEVELS = 64
+"""Levels `dumps_indented` indents; deeper ones go on one line, or the text would grow
+with the square of the depth (two spaces a level, on every line)."""
+
+
+def dumps_text(value: Any, **options: Any) -> str:
+    """``json.dumps(value, **options)``; a value nested deeper than Python recurses
+    is written compact (JSON.stringify's text) instead of failing."""
+    try:
+        return json.dumps(value, **options)
+    except RecursionError:
+        return deepjson.dumps(value)
+
+
+def loads_text(text: str | bytes) -> Any:
+    """``json.loads(text)`` at any depth (ValueError when it is not JSON)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return deepjson.loads(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
+
+
+def dumps_indented(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=2, default=str)``, at any depth:
+    levels past `INDENTED_LEVELS` are written compact on one line."""
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except RecursionError:
+        pass
+    out: list[str] = []
+    pending: list[tuple[bool, Any, int]] = [(False, value, 0)]  # (is text, item, depth)
+    while pending:
+        is_text, item, depth = pending.pop()
+        if is_text:
+            out.append(item)
+            continue
+        inner = "\n" + "  " * (depth + 1)
+        if depth >= INDENTED_LEVELS and isinstance(item, (dict, list, tuple)):
+            out.append(deepjson.dumps(_plain(item)))
+        elif isinstance(item, dict) and item:
+            parts: list[tuple[bool, Any, int]] = [(True, "{", depth)]
+            for index, (key, member) in enumerate(item.items()):
+                lead = ("," if index else "") + inner
+                parts += [(True, f"{lead}{deepjson.dumps(str(key))}: ", depth)]
+                parts.append((False, member, depth + 1))
+            parts.append((True, "\n" + "  " * depth + "}", depth))
+            pending.extend(reversed(parts))
+        elif isinstance(item, (list, tuple)) and item:
+            parts = [(True, "[", depth)]
+            for index, member in enumerate(item):
+                parts += [(True, ("," if index else "") + inner, depth), (False, member, depth + 1)]
+            parts.append((True, "\n" + "  " * depth + "]", depth))
+            pending.extend(reversed(parts))
+        else:
+            out.append(_scalar(item))
+    return "".join(out)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with what JSON cannot hold as its text (``default=str``)."""
+    pending: list[Any] = [value]
+    while pending:
+        container = pending.pop()
+        members = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, member in list(members):
+            if isinstance(member, (dict, list)):
+                pending.append(member)
+            elif not (isinstance(member, (str, int, float, bool)) or member is None):
+                container[key] = str(member)
+    return value
+
+
+def _scalar(item: Any) -> str:
+    if isinstance(item, (dict, list, tuple)):
+        return "{}" if isinstance(item, dict) else "[]"
+    if isinstance(item, (str, bool, int, float)) or item is None:
+        return json.dumps(item, ensure_ascii=False)
+    return json.dumps(str(item), ensure_ascii=False)
