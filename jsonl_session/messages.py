@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from jsonl_session.format.walk import as_text
+
 
 def content_blocks(content: Any) -> list[dict[str, Any]]:
     """The blocks of a content list that are objects (none for a string)."""
@@ -51,7 +53,7 @@ def nonblank_texts(content: Any) -> list[str]:
     return [
         str(b["text"])
         for b in content_blocks(content)
-        if b.get("type") == "text" and str(b.get("text", "")).strip()
+        if b.get("type") == "text" and as_text(b.get("text", "")).strip()
     ]
 
 
@@ -83,7 +85,7 @@ def message_text(message: dict[str, Any]) -> str:
         if kind == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
         elif kind == "toolCall":
-            parts.append(f"[{block.get('name', '?')}]")
+            parts.append(f"[{as_text(block.get('name', '?'))}]")
         elif kind == "image":
             parts.append("[image]")
     return " ".join(parts)
@@ -100,9 +102,11 @@ def has_substance(message: dict[str, Any]) -> bool:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        if kind == "text" and str(block.get("text", "")).strip():
+        if kind == "text" and as_text(block.get("text", "")).strip():
             return True
-        if kind == "thinking" and (str(block.get("thinking", "")).strip() or block.get("redacted")):
+        if kind == "thinking" and (
+            as_text(block.get("thinking", "")).strip() or block.get("redacted")
+        ):
             return True
         if kind in ("toolCall", "image"):
             return True
@@ -118,14 +122,15 @@ def plain_message(message: dict[str, Any]) -> dict[str, Any] | None:
     if role == "compactionSummary":
         text = (
             "Earlier parts of this conversation were condensed into the summary below.\n"
-            f"<conversation-summary>\n{message.get('summary', '')}\n</conversation-summary>"
+            "<conversation-summary>\n"
+            f"{as_text(message.get('summary', ''))}\n</conversation-summary>"
         )
         return _user_text(text, timestamp)
     if role == "branchSummary":
         text = (
             "Before returning here, the conversation explored another branch, "
             "summarized below.\n"
-            f"<branch-summary>\n{message.get('summary', '')}\n</branch-summary>"
+            f"<branch-summary>\n{as_text(message.get('summary', ''))}\n</branch-summary>"
         )
         return _user_text(text, timestamp)
     if role == "custom":
@@ -141,7 +146,7 @@ def plain_message(message: dict[str, Any]) -> dict[str, Any] | None:
 
 def command_text(message: dict[str, Any]) -> str:
     """A shell command the user ran themselves, as the model is told about it."""
-    lines = [f"The user ran this shell command: `{message.get('command', '')}`"]
+    lines = [f"The user ran this shell command: `{as_text(message.get('command', ''))}`"]
     output = message.get("output") or ""
     lines.append(f"Output:\n```\n{output}\n```" if output else "It printed nothing.")
     if message.get("cancelled"):

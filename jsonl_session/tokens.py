@@ -23,6 +23,7 @@ from typing import Any
 from jsonl_session.context import Projection, as_message
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.walk import as_text, finite_number
 from jsonl_session.messages import current_system_message
 
 IMAGE_CHARS = 4800
@@ -55,26 +56,26 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) 
                 continue
             kind = block.get("type")
             if kind == "text":
-                chars += js_length(str(block.get("text") or ""))
+                chars += js_length(as_text(block.get("text") or ""))
             elif kind == "thinking":
-                chars += js_length(str(block.get("thinking") or ""))
+                chars += js_length(as_text(block.get("thinking") or ""))
             elif kind == "toolCall":
                 chars += _tool_call_chars(block)
     elif role in ("custom", "toolResult"):
         chars = _text_chars(content, count_images=True)
     elif role == "bashExecution":
-        chars = js_length(str(message.get("command") or "")) + js_length(
-            str(message.get("output") or "")
+        chars = js_length(as_text(message.get("command") or "")) + js_length(
+            as_text(message.get("output") or "")
         )
     elif role in ("branchSummary", "compactionSummary"):
-        chars = js_length(str(message.get("summary") or ""))
+        chars = js_length(as_text(message.get("summary") or ""))
     return math.ceil(chars / 4)
 
 
 def _tool_call_chars(block: dict[str, Any]) -> int:
     """A tool call's size: its name and its arguments as compact JSON."""
     arguments = dumps(block.get("arguments")).decode()
-    return js_length(str(block.get("name") or "")) + js_length(arguments)
+    return js_length(as_text(block.get("name") or "")) + js_length(arguments)
 
 
 def _text_chars(content: Any, *, count_images: bool) -> int:
@@ -85,7 +86,7 @@ def _text_chars(content: Any, *, count_images: bool) -> int:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text" and block.get("text"):
-            chars += js_length(str(block["text"]))
+            chars += js_length(as_text(block["text"]))
         elif block.get("type") == "image" and count_images:
             chars += IMAGE_CHARS
     return chars
@@ -95,11 +96,12 @@ def usage_tokens(usage: Any) -> int:
     """The context size an assistant ``usage`` reports (total, else its parts)."""
     if not isinstance(usage, dict):
         return 0
-    total = usage.get("totalTokens")
-    if isinstance(total, int | float) and total:
+    # a figure no double holds (1e400, 10**30) is damage: counted as missing
+    total = finite_number(usage.get("totalTokens"))
+    if total:
         return int(total)
     parts = ("input", "output", "cacheRead", "cacheWrite")
-    return int(sum(v for k in parts if isinstance(v := usage.get(k), int | float)))
+    return int(sum(v for k in parts if (v := finite_number(usage.get(k))) is not None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,12 +200,12 @@ class UsageTotal:
     def add(self, usage: dict[str, Any]) -> None:
         self.records += 1
         for key in USAGE_KEYS:
-            value = usage.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            value = finite_number(usage.get(key))
+            if value is not None:
                 self.tokens[key] += int(value)
         cost = usage.get("cost")
-        total = cost.get("total") if isinstance(cost, dict) else None
-        if isinstance(total, int | float) and not isinstance(total, bool):
+        total = finite_number(cost.get("total") if isinstance(cost, dict) else None)
+        if total is not None:
             self.cost += float(total)
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,11 +259,11 @@ def _note_usage(found: RecordedUsage, entry: StoredEntry, data: dict[str, Any]) 
     if entry.type == "message" and entry.role == "assistant":
         message = data.get("message")
         if isinstance(message, dict):
-            model = f"{message.get('provider')}/{message.get('model')}"
+            model = f"{as_text(message.get('provider'))}/{as_text(message.get('model'))}"
             found.add(message.get("usage"), model, "assistant")
     elif entry.type == "usage":
-        model = f"{data.get('provider')}/{data.get('model')}"
-        found.add(data.get("usage"), model, str(data.get("kind")))
+        model = f"{as_text(data.get('provider'))}/{as_text(data.get('model'))}"
+        found.add(data.get("usage"), model, as_text(data.get("kind")))
     elif entry.type in ("compaction", "branch_summary"):
         found.add(data.get("usage"), "(summaries)", entry.type)
 
@@ -339,7 +341,7 @@ def breakdown(
         size_of[id(entry)] = tokens
         out.stored_tokens += tokens
         out.by_entry_type[entry.type] += tokens
-        out.by_role[str(message.get("role"))] += tokens
+        out.by_role[as_text(message.get("role"))] += tokens
         _count_tools(message, out.by_tool)
         sizes.append(Largest(entry.id, entry.line, _what(message), tokens))
     out.path_tokens = sum(size_of.get(id(entry), 0) for entry in path)
@@ -347,7 +349,7 @@ def breakdown(
     for message in sent:
         tokens = estimate_tokens(message)
         out.model_tokens += tokens
-        out.by_role_model[str(message.get("role"))] += tokens
+        out.by_role_model[as_text(message.get("role"))] += tokens
         _count_tools(message, out.by_tool_model)
     out.context_estimate = estimate_projected_context_tokens(projection, path).tokens
     out.largest = sorted(sizes, key=lambda x: -x.tokens)[:largest]
@@ -367,13 +369,13 @@ def _entry_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | No
 def _count_tools(message: dict[str, Any], into: Counter[str]) -> None:
     role = message.get("role")
     if role == "toolResult":
-        into[str(message.get("toolName"))] += estimate_tokens(message)
-    elif role == "assistant":
-        for block in message.get("content") or ():
+        into[as_text(message.get("toolName"))] += estimate_tokens(message)
+    elif role == "assistant" and isinstance(message.get("content"), list):
+        for block in message["content"]:
             if isinstance(block, dict) and block.get("type") == "toolCall":
-                into[str(block.get("name"))] += math.ceil(_tool_call_chars(block) / 4)
+                into[as_text(block.get("name"))] += math.ceil(_tool_call_chars(block) / 4)
 
 
 def _what(message: dict[str, Any]) -> str:
-    role = str(message.get("role"))
-    return f"toolResult {message.get('toolName')}" if role == "toolResult" else role
+    role = as_text(message.get("role"))
+    return f"toolResult {as_text(message.get('toolName'))}" if role == "toolResult" else role

@@ -19,6 +19,7 @@ from typing import Any
 
 from jsonl_session.compaction import shell, wording
 from jsonl_session.compaction.prompts import describe_call
+from jsonl_session.format.walk import as_text
 from jsonl_session.messages import content_blocks, joined_text
 
 DETAIL_CHARS = 160
@@ -105,7 +106,7 @@ class _Reader:
             code = message.get("exitCode")
             failed = isinstance(code, int) and code != 0
             if not message.get("cancelled"):
-                self.command(str(message.get("command") or ""), failed, message, code)
+                self.command(as_text(message.get("command") or ""), failed, message, code)
         elif role in ("compactionSummary", "branchSummary"):
             summary = message.get("summary")
             if isinstance(summary, str):
@@ -148,7 +149,7 @@ class _Reader:
             self.call(block)
 
     def call(self, block: dict[str, Any]) -> None:
-        name = str(block.get("name") or "")
+        name = as_text(block.get("name") or "")
         arguments = block.get("arguments")
         arguments = arguments if isinstance(arguments, dict) else {}
         reads, changes = call_files(name, arguments)
@@ -166,7 +167,7 @@ class _Reader:
         self.facts.brief_calls.append(f"{name} `{shown}`" if shown else name)
 
     def result(self, message: dict[str, Any]) -> None:
-        name, target, command = self.pending.pop(str(message.get("toolCallId")), ("", "", ""))
+        name, target, command = self.pending.pop(as_text(message.get("toolCallId")), ("", "", ""))
         output = joined_text(message.get("content"))
         exit_match = _EXIT.search(output[-400:])
         code = int(exit_match.group(1)) if exit_match else None

@@ -37,6 +37,7 @@ from typing import Any
 
 from jsonl_session.context import ProjectedEntry, entry_messages, project_path
 from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.walk import items_of
 from jsonl_session.tokens import estimate_projected_context_tokens, estimate_tokens
 
 _CUT_ROLES = frozenset(
@@ -188,8 +189,8 @@ class FileOperations:
         """Carry the file lists of an earlier summary's ``details`` forward."""
         if not isinstance(details, dict):
             return
-        self.read.update(f for f in details.get("readFiles") or () if isinstance(f, str))
-        self.edited.update(f for f in details.get("modifiedFiles") or () if isinstance(f, str))
+        self.read.update(f for f in items_of(details.get("readFiles")) if isinstance(f, str))
+        self.edited.update(f for f in items_of(details.get("modifiedFiles")) if isinstance(f, str))
 
     def lists(self) -> tuple[list[str], list[str]]:
         """(files only read, files modified), each sorted as JavaScript sorts strings."""

@@ -36,6 +36,7 @@ from jsonl_session.dialects import claude_shapes as shapes
 from jsonl_session.dialects.building import ForeignTranscript, SourceLine, source_lines
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.format.model import LEAF_MARKER_TYPE
+from jsonl_session.format.walk import as_text
 from jsonl_session.storage.loader import LoadedFile
 
 API = "anthropic-messages"
@@ -99,6 +100,8 @@ class _Reader:
         kind = value.get("type")
         if not self.first and isinstance(value.get("sessionId"), str):
             self.first = value
+        if not isinstance(kind, str):
+            kind = None
         if kind in shapes.CHAIN_TYPES and isinstance(value.get("uuid"), str):
             (self.side if value.get("isSidechain") is True else self.chain).append((line, value))
         elif kind in shapes.BOOKKEEPING_TYPES:
@@ -106,7 +109,9 @@ class _Reader:
             if kind not in ("custom-title", "ai-title", "agent-name"):
                 self.out.leave_out(f"{kind} lines")
         else:
-            self.out.problem(line, f"a Claude Code line of unknown type {kind!r}; skipped")
+            self.out.problem(
+                line, f"a Claude Code line of unknown type {as_text(kind, 40)}; skipped"
+            )
 
     def title(self, kind: str, value: dict[str, Any]) -> None:
         """Note a title line; the latest of each kind wins (a summary counts as an
@@ -123,7 +128,7 @@ class _Reader:
 
     def header(self) -> dict[str, Any]:
         first = self.first
-        out: dict[str, Any] = {"id": str(first.get("sessionId") or "")}
+        out: dict[str, Any] = {"id": as_text(first.get("sessionId") or "")}
         out["timestamp"] = shapes.as_text(first.get("timestamp"))
         out["cwd"] = shapes.as_text(first.get("cwd"))
         return out
@@ -271,9 +276,9 @@ class _Reader:
                 continue
             kind = block.get("type")
             if kind == "text":
-                out.append({"type": "text", "text": str(block.get("text") or "")})
+                out.append({"type": "text", "text": as_text(block.get("text") or "")})
             elif kind == "thinking":
-                thinking = {"type": "thinking", "thinking": str(block.get("thinking") or "")}
+                thinking = {"type": "thinking", "thinking": as_text(block.get("thinking") or "")}
                 if isinstance(block.get("signature"), str):
                     thinking["thinkingSignature"] = block["signature"]
                 out.append(thinking)
@@ -282,12 +287,12 @@ class _Reader:
                     {
                         "type": "thinking",
                         "thinking": "",
-                        "thinkingSignature": str(block.get("data") or ""),
+                        "thinkingSignature": as_text(block.get("data") or ""),
                         "redacted": True,
                     }
                 )
             elif kind in ("tool_use", "server_tool_use"):
-                call_id, name = str(block.get("id") or ""), str(block.get("name") or "")
+                call_id, name = as_text(block.get("id") or ""), as_text(block.get("name") or "")
                 self.tool_names[call_id] = name
                 arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
                 out.append(
@@ -312,7 +317,7 @@ class _Reader:
         produced: list[str] = []
         at = parent
         for block in results:
-            call_id = str(block.get("tool_use_id") or "")
+            call_id = as_text(block.get("tool_use_id") or "")
             result: dict[str, Any] = {
                 "role": "toolResult",
                 "toolCallId": call_id,
@@ -361,7 +366,9 @@ class _Reader:
             text = content
         else:
             parts = shapes.user_blocks(content)
-            text = "\n\n".join(str(b.get("text") or "") for b in parts if b.get("type") == "text")
+            text = "\n\n".join(
+                as_text(b.get("text") or "") for b in parts if b.get("type") == "text"
+            )
         boundary = self.close_boundary(text)
         if boundary is not None:
             self.alias[value["uuid"]] = boundary

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonl_session.dialects.building import pi_usage
+from jsonl_session.format.walk import finite_number
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -50,14 +51,14 @@ def user_blocks(content: Any) -> list[dict[str, Any]]:
         if isinstance(block, str):
             out.append({"type": "text", "text": block})
         elif isinstance(block, dict) and block.get("type") == "text":
-            out.append({"type": "text", "text": str(block.get("text") or "")})
+            out.append({"type": "text", "text": as_text(block.get("text") or "")})
         elif isinstance(block, dict) and block.get("type") == "image":
             source = as_object(block.get("source"))
             if source.get("type") == "base64":
                 out.append(
                     {
                         "type": "image",
-                        "data": str(source.get("data") or ""),
+                        "data": as_text(source.get("data") or ""),
                         "mimeType": str(source.get("media_type") or "image/png"),
                     }
                 )
@@ -70,8 +71,8 @@ def user_blocks(content: Any) -> list[dict[str, Any]]:
 
 def usage_of(usage: dict[str, Any]) -> dict[str, Any]:
     def number(key: str) -> int:
-        value = usage.get(key)
-        return int(value) if isinstance(value, int | float) else 0
+        value = finite_number(usage.get(key))
+        return int(value) if value is not None else 0
 
     fresh, output = number("input_tokens"), number("output_tokens")
     read, written = number("cache_read_input_tokens"), number("cache_creation_input_tokens")
@@ -82,6 +83,8 @@ def is_claude(objects: list[dict[str, Any]]) -> bool:
     """Whether the first objects of a file look like a Claude Code transcript."""
     for value in objects:
         kind = value.get("type")
+        if not isinstance(kind, str):
+            continue
         if kind in CHAIN_TYPES and isinstance(value.get("sessionId"), str) and "uuid" in value:
             return True
         if kind in BOOKKEEPING_TYPES and kind != "summary":

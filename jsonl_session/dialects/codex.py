@@ -34,6 +34,7 @@ from typing import Any
 from jsonl_session.dialects import codex_shapes as shapes
 from jsonl_session.dialects.building import ForeignTranscript, SourceLine, source_lines
 from jsonl_session.format.ids import timestamp_to_ms
+from jsonl_session.format.walk import as_text, items_of
 from jsonl_session.storage.loader import LoadedFile
 
 _NEWER_TYPES = frozenset(
@@ -107,7 +108,9 @@ class _Reader:
             kind, payload = shapes.legacy_line(value, first=not self.header)
         if not isinstance(payload, dict):
             if kind not in ("state",):
-                self.out.problem(line, f"a line of type {kind!r} without a payload object")
+                self.out.problem(
+                    line, f"a line of type {as_text(kind, 40)} without a payload object"
+                )
             return
         stamp = stamp if isinstance(stamp, str) else payload.get("timestamp")
         self.stamp = stamp if isinstance(stamp, str) else self.header.get("timestamp", "")
@@ -121,16 +124,16 @@ class _Reader:
             self.event(line, payload)
         elif kind == "compacted":
             self.compacted(line, payload)
-        elif kind in _NEWER_TYPES:
+        elif isinstance(kind, str) and kind in _NEWER_TYPES:
             self.keep(line, f"codex/{kind}", payload)
         else:
-            self.out.problem(line, f"a rollout line of unknown type {kind!r}; skipped")
+            self.out.problem(line, f"a rollout line of unknown type {as_text(kind, 40)}; skipped")
 
     def session_meta(self, line: SourceLine, meta: dict[str, Any]) -> None:
         if self.header:  # forks and sub-agents copy other threads' meta lines
             self.out.leave_out("session_meta lines after the first")
             return
-        self.header = {"id": str(meta.get("id") or ""), "timestamp": self.stamp}
+        self.header = {"id": as_text(meta.get("id") or ""), "timestamp": self.stamp}
         if isinstance(meta.get("timestamp"), str):
             self.header["timestamp"] = meta["timestamp"]
         self.header["cwd"] = meta.get("cwd") if isinstance(meta.get("cwd"), str) else ""
@@ -144,7 +147,7 @@ class _Reader:
             instructions = instructions.get("text")
         tools = [
             shapes.tool_of(spec)
-            for spec in meta.get("dynamic_tools") or ()
+            for spec in items_of(meta.get("dynamic_tools"))
             if isinstance(spec, dict)
         ]
         if (isinstance(instructions, str) and instructions) or tools:
@@ -173,8 +176,8 @@ class _Reader:
         if kind == "message":
             self.message(line, item)
         elif kind == "reasoning":
-            texts = [s.get("text") for s in item.get("summary") or () if isinstance(s, dict)]
-            texts += [c.get("text") for c in item.get("content") or () if isinstance(c, dict)]
+            texts = [s.get("text") for s in items_of(item.get("summary")) if isinstance(s, dict)]
+            texts += [c.get("text") for c in items_of(item.get("content")) if isinstance(c, dict)]
             thinking = "\n\n".join(t for t in texts if isinstance(t, str))
             block = {
                 "type": "thinking",
@@ -186,7 +189,7 @@ class _Reader:
             self.gather(line, self.call(item))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             self.flush()
-            call_id = str(item.get("call_id") or "")
+            call_id = as_text(item.get("call_id") or "")
             result = {
                 "role": "toolResult",
                 "toolCallId": call_id,
@@ -237,11 +240,11 @@ class _Reader:
         call_id = str(item.get("call_id") or item.get("id") or "")
         if kind == "function_call":
             name, arguments = (
-                str(item.get("name") or ""),
+                as_text(item.get("name") or ""),
                 shapes.arguments_of(item.get("arguments")),
             )
         elif kind == "custom_tool_call":
-            name, arguments = str(item.get("name") or ""), {"input": item.get("input")}
+            name, arguments = as_text(item.get("name") or ""), {"input": item.get("input")}
         else:
             name, arguments = (
                 "local_shell",
@@ -322,7 +325,7 @@ class _Reader:
             compaction["systemMessage"] = self.system
         self.add(line, compaction, entry_id)
         self.turns.clear()
-        for item in compacted.get("replacement_history") or ():
+        for item in items_of(compacted.get("replacement_history")):
             if not isinstance(item, dict):
                 continue
             texts = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonl_session.dialects.building import pi_usage
-from jsonl_session.format.walk import dumps_text, loads_text
+from jsonl_session.format.walk import dumps_text, finite_number, loads_text
 
 CONTEXT_MARKERS = (
     ("# agents.md instructions for ", "</instructions>"),
@@ -106,7 +106,8 @@ def arguments_of(arguments: Any) -> Any:
 def usage_of(last: dict[str, Any]) -> dict[str, Any]:
     def number(key: str) -> int:
         value = last.get(key)
-        return int(value) if isinstance(value, int | float) else 0
+        number = finite_number(value)
+        return int(number) if number is not None else 0
 
     cached = number("cached_input_tokens")
     fresh = max(number("input_tokens") - cached, 0)
@@ -137,7 +138,8 @@ def is_codex(objects: list[dict[str, Any]]) -> bool:
     if not objects:
         return False
     first = objects[0]
-    if first.get("type") in ROLLOUT_TYPES and isinstance(first.get("payload"), dict):
+    kind = first.get("type")
+    if isinstance(kind, str) and kind in ROLLOUT_TYPES and isinstance(first.get("payload"), dict):
         return True
     legacy_meta = isinstance(first.get("id"), str) and isinstance(first.get("timestamp"), str)
     legacy_meta = legacy_meta and set(first) <= LEGACY_META_KEYS
@@ -152,4 +154,4 @@ def bare_item(value: dict[str, Any]) -> bool:
         return True
     kind = value.get("type")
     shaped = "role" in value or "call_id" in value
-    return kind in ITEM_TYPES and shaped and "parentId" not in value
+    return isinstance(kind, str) and kind in ITEM_TYPES and shaped and "parentId" not in value

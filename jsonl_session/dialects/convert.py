@@ -29,6 +29,7 @@ from typing import Any, Literal
 from jsonl_session.errors import JsonlSessionError, SessionWriteError
 from jsonl_session.format.ids import file_timestamp
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.walk import as_text
 from jsonl_session.redaction import Redactor, redactor_for
 from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
@@ -163,7 +164,7 @@ def _pi_path(header: dict[str, Any]) -> Path:
     ``../../x`` is refused, never followed out of pi's folder)."""
     cwd = str(header.get("cwd") or "/")
     folder = paths.pi_session_root() / paths.safe_name(paths.encode_cwd(cwd), "folder name for cwd")
-    stamp = file_timestamp(str(header.get("timestamp") or ""))
+    stamp = file_timestamp(as_text(header.get("timestamp") or ""))
     return folder / paths.safe_name(f"{stamp}_{header.get('id')}.jsonl", "session file name")
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.walk import as_text, items_of
 from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
 
@@ -87,7 +88,7 @@ class _Writer:
         elif kind == "message" and role == "toolResult" and message is not None:
             block = {
                 "type": "tool_result",
-                "tool_use_id": str(message.get("toolCallId") or ""),
+                "tool_use_id": as_text(message.get("toolCallId") or ""),
                 "content": _user_content(message.get("content")),
                 "is_error": message.get("isError") is True,
             }
@@ -157,7 +158,9 @@ class _Writer:
         self, entry_id: str, parent: str | None, stamp: str, message: dict[str, Any]
     ) -> str | None:
         blocks = [
-            b for b in (_assistant_block(b) for b in message.get("content") or ()) if b is not None
+            b
+            for b in (_assistant_block(b) for b in items_of(message.get("content")))
+            if b is not None
         ]
         if not blocks:
             return self.skip(entry_id, parent, "assistant messages without content")
@@ -171,9 +174,9 @@ class _Writer:
                 "id": message_id,
                 "type": "message",
                 "role": "assistant",
-                "model": str(message.get("model") or ""),
+                "model": as_text(message.get("model") or ""),
                 "content": [block],
-                "stop_reason": _STOP.get(str(message.get("stopReason")), "end_turn")
+                "stop_reason": _STOP.get(as_text(message.get("stopReason")), "end_turn")
                 if last
                 else None,
                 "stop_sequence": None,
@@ -218,7 +221,7 @@ class _Writer:
                 "compactMetadata": metadata,
             },
         )
-        message = {"role": "user", "content": str(data.get("summary") or "")}
+        message = {"role": "user", "content": as_text(data.get("summary") or "")}
         self.write(
             "user",
             summary_uuid,
@@ -237,12 +240,12 @@ def _user_content(content: Any) -> Any:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text":
-            out.append({"type": "text", "text": str(block.get("text") or "")})
+            out.append({"type": "text", "text": as_text(block.get("text") or "")})
         elif block.get("type") == "image":
             source = {
                 "type": "base64",
                 "media_type": str(block.get("mimeType") or "image/png"),
-                "data": str(block.get("data") or ""),
+                "data": as_text(block.get("data") or ""),
             }
             out.append({"type": "image", "source": source})
     return out
@@ -253,19 +256,19 @@ def _assistant_block(block: Any) -> dict[str, Any] | None:
         return None
     kind = block.get("type")
     if kind == "text":
-        return {"type": "text", "text": str(block.get("text") or "")}
+        return {"type": "text", "text": as_text(block.get("text") or "")}
     if kind == "thinking" and block.get("redacted"):
-        return {"type": "redacted_thinking", "data": str(block.get("thinkingSignature") or "")}
+        return {"type": "redacted_thinking", "data": as_text(block.get("thinkingSignature") or "")}
     if kind == "thinking":
-        out = {"type": "thinking", "thinking": str(block.get("thinking") or "")}
-        out["signature"] = str(block.get("thinkingSignature") or "")
+        out = {"type": "thinking", "thinking": as_text(block.get("thinking") or "")}
+        out["signature"] = as_text(block.get("thinkingSignature") or "")
         return out
     if kind == "toolCall":
         arguments = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
         return {
             "type": "tool_use",
-            "id": str(block.get("id") or ""),
-            "name": str(block.get("name") or ""),
+            "id": as_text(block.get("id") or ""),
+            "name": as_text(block.get("name") or ""),
             "input": arguments,
         }
     return None

@@ -22,7 +22,7 @@ from typing import Any
 
 from jsonl_session.dialects.to_claude import session_uuid
 from jsonl_session.format.jsonio import dumps
-from jsonl_session.format.walk import dumps_text, loads_text
+from jsonl_session.format.walk import as_text, dumps_text, items_of, loads_text
 from jsonl_session.messages import current_system_message, system_message_text
 from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
@@ -108,7 +108,7 @@ class _Writer:
                 "response_item",
                 {
                     "type": "function_call_output",
-                    "call_id": str(message.get("toolCallId") or ""),
+                    "call_id": as_text(message.get("toolCallId") or ""),
                     "output": output,
                 },
             )
@@ -118,7 +118,7 @@ class _Writer:
                 event=False,
             )
         elif role == "compactionSummary":
-            summary = str(message.get("summary") or "")
+            summary = as_text(message.get("summary") or "")
             item = {
                 "type": "message",
                 "role": "user",
@@ -138,7 +138,7 @@ class _Writer:
             [{"type": "text", "text": content}] if isinstance(content, str) else content or ()
         ):
             if isinstance(block, dict) and block.get("type") == "text":
-                parts.append({"type": "input_text", "text": str(block.get("text") or "")})
+                parts.append({"type": "input_text", "text": as_text(block.get("text") or "")})
             elif isinstance(block, dict) and block.get("type") == "image":
                 url = (
                     f"data:{block.get('mimeType') or 'image/png'};base64,{block.get('data') or ''}"
@@ -153,14 +153,14 @@ class _Writer:
 
     def assistant(self, message: dict[str, Any]) -> None:
         texts: list[str] = []
-        for block in message.get("content") or ():
+        for block in items_of(message.get("content")):
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
             if kind == "thinking":
                 self.reasoning(block)
             elif kind == "text":
-                texts.append(str(block.get("text") or ""))
+                texts.append(as_text(block.get("text") or ""))
             elif kind == "toolCall":
                 self.flush_text(texts)
                 arguments = (
@@ -168,9 +168,9 @@ class _Writer:
                 )
                 call = {
                     "type": "function_call",
-                    "name": str(block.get("name") or ""),
+                    "name": as_text(block.get("name") or ""),
                     "arguments": dumps_text(arguments),
-                    "call_id": str(block.get("id") or ""),
+                    "call_id": as_text(block.get("id") or ""),
                 }
                 self.line("response_item", call)
         self.flush_text(texts)
@@ -205,7 +205,7 @@ class _Writer:
         if isinstance(item, dict) and item.get("type") == "reasoning":
             self.line("response_item", item)  # Codex's (or the Responses API's) own item
             return
-        summary = [{"type": "summary_text", "text": str(block.get("thinking") or "")}]
+        summary = [{"type": "summary_text", "text": as_text(block.get("thinking") or "")}]
         self.line("response_item", {"type": "reasoning", "summary": summary, "content": None})
         if signature:
             self.left_out["thinking signatures of other providers"] += 1
@@ -215,7 +215,7 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(
-        str(b.get("text") or "")
+        as_text(b.get("text") or "")
         for b in content or ()
         if isinstance(b, dict) and b.get("type") == "text"
     )

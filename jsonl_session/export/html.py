@@ -18,7 +18,7 @@ from jsonl_session.export.html_style import page_css
 from jsonl_session.export.html_tree import branch_index, run_anchor
 from jsonl_session.export.markup import escape, json_html
 from jsonl_session.export.plan import ExportPlan
-from jsonl_session.format.walk import loads_text
+from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.views.runs import Run
 from jsonl_session.views.transcript import EntryView
 
@@ -66,7 +66,7 @@ def _entry(plan: ExportPlan, parts: PartRenderer, view: EntryView) -> str:
     detail = escape(view.detail)
     call_id = ""
     if view.kind == "tool-result":
-        call_id = str(entry.data().get("message", {}).get("toolCallId", ""))
+        call_id = as_text(entry.data().get("message", {}).get("toolCallId", ""))
         call = parts.call_of(call_id)
         if call is not None and main_argument(call[1], 80):
             detail += f" · <code>{escape(main_argument(call[1], 80))}</code>"

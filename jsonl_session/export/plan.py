@@ -19,6 +19,7 @@ from typing import Literal
 
 from jsonl_session.errors import SessionTreeError
 from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.walk import as_text, finite_number
 from jsonl_session.session.facade import Session
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
@@ -105,8 +106,8 @@ class ExportPlan:
     def facts(self) -> list[tuple[str, str]]:
         header = self.session.header_data
         r = self.redactor
-        facts = [("session", str(header.get("id", ""))), ("cwd", r.text(self.session.cwd))]
-        facts.append(("created", str(header.get("timestamp", ""))))
+        facts = [("session", as_text(header.get("id", ""))), ("cwd", r.text(self.session.cwd))]
+        facts.append(("created", as_text(header.get("timestamp", ""))))
         model, thinking = _model_and_thinking(self.path)
         facts += [("model", r.text(model))] if model else []
         facts += [("thinking level", thinking)] if thinking else []
@@ -132,9 +133,9 @@ def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:
             data = entry.data()
             source = data.get("message", {}) if entry.type == "message" else data
             key = "modelId" if entry.type == "model_change" else "model"
-            model = f"{source.get('provider')}/{source.get(key)}"
+            model = f"{as_text(source.get('provider'))}/{as_text(source.get(key))}"
         elif entry.type == "thinking_level_change":
-            thinking = str(entry.data().get("thinkingLevel"))
+            thinking = as_text(entry.data().get("thinkingLevel"))
     return model, thinking
 
 
@@ -157,10 +158,10 @@ def _usage_facts(entries: list[StoredEntry]) -> list[tuple[str, str]]:
         usage = message.get("usage")
         if isinstance(usage, dict):
             for key in tokens:
-                value = usage.get(key)
-                tokens[key] += value if isinstance(value, int) else 0
+                value = finite_number(usage.get(key))
+                tokens[key] += int(value) if value is not None else 0
             spent = usage.get("cost", {}).get("total") if isinstance(usage.get("cost"), dict) else 0
-            cost += spent if isinstance(spent, int | float) else 0.0
+            cost += float(finite_number(spent) or 0.0)
     if not roles:
         return []
     said = [f"{roles[r]} {r}" for r in ("user", "assistant") if r in roles]

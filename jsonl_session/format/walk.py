@@ -11,6 +11,7 @@ jsonio.py and deepjson.py read and write compact JSON.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -143,3 +144,37 @@ def _scalar(item: Any) -> str:
     if isinstance(item, (str, bool, int, float)) or item is None:
         return json.dumps(item, ensure_ascii=False)
     return json.dumps(str(item), ensure_ascii=False)
+
+
+def as_text(value: Any, limit: int = 200) -> str:
+    """``value`` as text for a message or a label: a string as it is, anything else as
+    its JSON (cut to ``limit`` characters), so a value nested any depth, or a number
+    too long for ``str``, never fails."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, (bool, float)):
+        return str(value)
+    if isinstance(value, int):
+        # str() of an int past 4,300 digits raises: say its size instead
+        return str(value) if abs(value) < 10**4000 else f"<integer of {value.bit_length()} bits>"
+    try:
+        text = dumps_text(value, ensure_ascii=False, default=str)
+    except ValueError:  # an integer of more digits than Python converts
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def finite_number(value: Any) -> float | int | None:
+    """``value`` if it is a number JavaScript holds as a finite double (not a bool),
+    else None: usage and cost figures outside that are damage, not data."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return value if abs(value) <= 2**53 else None
+    return value if math.isfinite(value) and abs(value) < 1e300 else None
+
+
+def items_of(value: Any) -> list[Any]:
+    """``value`` if it is a list, else no items: a field that should hold a list but
+    holds a number, a string or an object is damage, and iterates as empty."""
+    return value if isinstance(value, list) else []

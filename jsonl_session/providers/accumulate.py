@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from jsonl_session.format.walk import as_text
 from jsonl_session.providers.replies import anthropic_reply, as_dict, chat_reply, responses_reply
 
 OnDelta = Callable[[str, str], None]
@@ -103,16 +104,18 @@ class AnthropicEvents(Accumulator):
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
         kind = delta.get("type")
         if kind == "text_delta":
-            block["text"] = str(block.get("text") or "") + str(delta.get("text") or "")
+            block["text"] = as_text(block.get("text") or "") + as_text(delta.get("text") or "")
             self.delta("text", delta.get("text"))
         elif kind == "thinking_delta":
-            block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
+            block["thinking"] = as_text(block.get("thinking") or "") + as_text(
+                delta.get("thinking") or ""
+            )
             self.delta("thinking", delta.get("thinking"))
         elif kind == "signature_delta":
-            signature = str(delta.get("signature") or "")
-            block["signature"] = str(block.get("signature") or "") + signature
+            signature = as_text(delta.get("signature") or "")
+            block["signature"] = as_text(block.get("signature") or "") + signature
         elif kind == "input_json_delta":
-            piece = str(delta.get("partial_json") or "")
+            piece = as_text(delta.get("partial_json") or "")
             self.arguments[index] = self.arguments.get(index, "") + piece
             if block.get("type") == "tool_use":  # not a server tool's input: no call of ours
                 self.delta("toolCall", piece)
@@ -220,7 +223,7 @@ class ResponsesEvents(Accumulator):
         self.error: str | None = None
 
     def feed(self, event: dict[str, Any]) -> None:
-        kind = str(event.get("type") or "")
+        kind = as_text(event.get("type") or "")
         slot = _index(event.get("output_index"), -1)
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             self._grow_text(slot, "output_text" if "text" in kind else "refusal", event)
@@ -231,7 +234,9 @@ class ResponsesEvents(Accumulator):
         elif kind == "response.function_call_arguments.delta":
             item = self.items.get(slot)
             if item is not None:
-                item["arguments"] = str(item.get("arguments") or "") + str(event.get("delta") or "")
+                item["arguments"] = as_text(item.get("arguments") or "") + as_text(
+                    event.get("delta") or ""
+                )
             self.delta("toolCall", event.get("delta"))
         elif kind == "response.created" and isinstance(event.get("response"), dict):
             self.head = event["response"]

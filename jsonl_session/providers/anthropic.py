@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from jsonl_session.format.walk import as_text, items_of
 from jsonl_session.providers.common import (
     ContextLike,
     ProviderRequest,
@@ -58,7 +59,9 @@ def to_anthropic(
             blocks, left_out = _assistant_blocks(message, ids, model)
             turn = {"role": "assistant", "content": blocks}
             if left_out:
-                detail = f"{left_out} thinking block(s) of {message.get('model')}, not {model}"
+                detail = (
+                    f"{left_out} thinking block(s) of {as_text(message.get('model'))}, not {model}"
+                )
                 repairs.append(Repair("thinking-dropped", source, detail))
         elif role == "toolResult":
             turn = {"role": "user", "content": [_tool_result(message, ids)]}
@@ -117,7 +120,7 @@ def _text_or_image(block: Any) -> dict[str, Any] | None:
     if not isinstance(block, dict):
         return None
     if block.get("type") == "text":
-        text = str(block.get("text", ""))
+        text = as_text(block.get("text", ""))
         return {"type": "text", "text": text} if text.strip() else None
     if block.get("type") == "image":
         return {
@@ -144,12 +147,12 @@ def _assistant_blocks(
         ours = ours and model in (message.get("model"), message.get("responseModel"))
     blocks: list[dict[str, Any]] = []
     left_out = 0
-    for block in message.get("content") or ():
+    for block in items_of(message.get("content")):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "text":
-            text = str(block.get("text", ""))
+            text = as_text(block.get("text", ""))
             if text.strip():
                 blocks.append({"type": "text", "text": text})
         elif kind == "thinking":
@@ -164,7 +167,7 @@ def _assistant_blocks(
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": ids.get(str(block.get("id"))),
+                    "id": ids.get(as_text(block.get("id"))),
                     "name": block.get("name"),
                     "input": arguments if isinstance(arguments, dict) else {},
                 }
@@ -178,7 +181,7 @@ def _thinking(block: dict[str, Any], ours: bool) -> dict[str, Any] | None:
     if block.get("redacted"):
         # An opaque payload only this API can read back.
         return {"type": "redacted_thinking", "data": signature} if ours and signed else None
-    thinking = str(block.get("thinking", ""))
+    thinking = as_text(block.get("thinking", ""))
     if not thinking.strip():
         return None
     if ours and signed:
@@ -191,7 +194,7 @@ def _thinking(block: dict[str, Any], ours: bool) -> dict[str, Any] | None:
 def _tool_result(message: dict[str, Any], ids: _ToolIds) -> dict[str, Any]:
     result: dict[str, Any] = {
         "type": "tool_result",
-        "tool_use_id": ids.get(str(message.get("toolCallId"))),
+        "tool_use_id": ids.get(as_text(message.get("toolCallId"))),
     }
     content = _user_blocks(message.get("content"))
     if content:

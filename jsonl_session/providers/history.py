@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonl_session.format.walk import loads_text, map_strings
+from jsonl_session.format.walk import as_text, loads_text, map_strings
 from jsonl_session.messages import has_substance, plain_message, tool_calls
 
 RepairKind = Literal[
@@ -91,7 +91,7 @@ def prepare_history(messages: Sequence[dict[str, Any]]) -> History:
             kind: RepairKind = (
                 "excluded-command-dropped" if role == "bashExecution" else "unknown-role-dropped"
             )
-            repairs.append(Repair(kind, index, f"{role} message left out"))
+            repairs.append(Repair(kind, index, f"{as_text(role, 40)} message left out"))
             continue
         plain.append((index, _normalized(converted, index, repairs)))
     repaired, sources, more = _repair(plain)
@@ -122,7 +122,9 @@ def _normalized(message: dict[str, Any], index: int, repairs: list[Repair]) -> d
             arguments = block.get("arguments")
             if not isinstance(arguments, dict):
                 fixed = _arguments_object(arguments)
-                detail = f"tool call {block.get('id')}: arguments {str(arguments)[:40]!r}"
+                detail = (
+                    f"tool call {as_text(block.get('id'))}: arguments {as_text(arguments, 40)!r}"
+                )
                 detail += " parsed from JSON text" if fixed else " were not an object; sent as {}"
                 repairs.append(Repair("tool-arguments-replaced", index, detail))
                 block = {**block, "arguments": fixed}
@@ -173,7 +175,7 @@ def _repair(
                 Repair(
                     "missing-tool-result-added",
                     at,
-                    f"tool call {call_id} ({call.get('name')}) had no result",
+                    f"tool call {call_id} ({as_text(call.get('name'))}) had no result",
                 )
             )
         pending.clear()
@@ -183,7 +185,7 @@ def _repair(
     for index, message in indexed:
         role = message.get("role")
         if role == "toolResult":
-            written = str(message.get("toolCallId"))
+            written = as_text(message.get("toolCallId"))
             queue = waiting.get(written)
             if queue:
                 call_id = queue.pop(0)
@@ -220,9 +222,9 @@ def _repair(
         if role == "assistant":
             message = _unique_call_ids(message, used, index, repairs)
             for call in tool_calls(message):
-                call_id = str(call.get("id"))
+                call_id = as_text(call.get("id"))
                 pending[call_id] = call
-                waiting.setdefault(str(call.get("_writtenId", call_id)), []).append(call_id)
+                waiting.setdefault(as_text(call.get("_writtenId", call_id)), []).append(call_id)
             message = _without_written_ids(message)
             pending_at = len(out)
         out.append(message)
@@ -244,7 +246,7 @@ def _unique_call_ids(
     changed = False
     for block in content:
         if isinstance(block, dict) and block.get("type") == "toolCall":
-            written = str(block.get("id"))
+            written = as_text(block.get("id"))
             call_id = written
             n = 2
             while call_id in used:

@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from jsonl_session.format.walk import dumps_text, loads_text
+from jsonl_session.format.walk import as_text, dumps_text, loads_text
 from jsonl_session.messages import content_blocks, image_blocks, nonblank_texts, tool_calls
 from jsonl_session.providers.common import (
     ContextLike,
@@ -119,7 +119,7 @@ def _chat_user(message: dict[str, Any]) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     for block in content_blocks(content):
         if block.get("type") == "text" and block.get("text"):
-            parts.append({"type": "text", "text": str(block["text"])})
+            parts.append({"type": "text", "text": as_text(block["text"])})
         elif block.get("type") == "image":
             parts.append(_chat_image(block))
     return {"role": "user", "content": parts}
@@ -135,7 +135,7 @@ def _chat_assistant(message: dict[str, Any]) -> dict[str, Any]:
                 "id": api_call_id(call.get("id")),
                 "type": "function",
                 "function": {
-                    "name": str(call.get("name", "")),
+                    "name": as_text(call.get("name", "")),
                     "arguments": arguments_json(call.get("arguments")),
                 },
             }
@@ -237,7 +237,7 @@ def _responses_user(message: dict[str, Any]) -> dict[str, Any]:
         parts.append({"type": "input_text", "text": content})
     for block in content_blocks(content):
         if block.get("type") == "text" and block.get("text"):
-            parts.append({"type": "input_text", "text": str(block["text"])})
+            parts.append({"type": "input_text", "text": as_text(block["text"])})
         elif block.get("type") == "image":
             parts.append(_responses_image(block))
     return {"type": "message", "role": "user", "content": parts}
@@ -262,7 +262,7 @@ def _responses_assistant(
         {
             "type": "function_call",
             "call_id": sent_id(call.get("id")),
-            "name": str(call.get("name", "")),
+            "name": as_text(call.get("name", "")),
             "arguments": arguments_json(call.get("arguments")),
         }
         for call in tool_calls(message)
@@ -289,7 +289,7 @@ def _responses_replay(
             reasoning = _json_object(block.get("thinkingSignature"))
             if reasoning is not None and reasoning.get("type") == "reasoning":
                 items.append(reasoning)
-        elif kind == "text" and str(block.get("text", "")).strip():
+        elif kind == "text" and as_text(block.get("text", "")).strip():
             item: dict[str, Any] = {"type": "message", "role": "assistant"}
             signature = _json_object(block.get("textSignature")) or {}
             item_id = signature.get("id") if signature.get("v") == 1 else block.get("textSignature")
@@ -297,19 +297,19 @@ def _responses_replay(
                 item["id"] = item_id if len(item_id) <= 64 else _short_id("msg_", item_id)
             if signature.get("phase") in ("commentary", "final_answer"):
                 item["phase"] = signature["phase"]
-            text = str(block["text"])
+            text = as_text(block["text"])
             item["content"] = [{"type": "output_text", "text": text, "annotations": []}]
             if "id" in item:  # an output message item given back needs its status
                 item["status"] = "completed"
             items.append(item)
         elif kind == "toolCall":
-            raw_id = str(block.get("id", ""))
+            raw_id = as_text(block.get("id", ""))
             call: dict[str, Any] = {"type": "function_call"}
             item_id = raw_id.partition("|")[2]
             if item_id.startswith("fc_"):
                 call["id"] = item_id
             call["call_id"] = sent_id(raw_id)
-            call["name"] = str(block.get("name", ""))
+            call["name"] = as_text(block.get("name", ""))
             call["arguments"] = arguments_json(block.get("arguments"))
             items.append(call)
     return items
@@ -336,7 +336,7 @@ def _responses_call_ids(messages: list[dict[str, Any]]) -> Callable[[Any], str]:
     owners: dict[str, set[str]] = {}
     for message in messages:
         for call in tool_calls(message):
-            raw = str(call.get("id"))
+            raw = as_text(call.get("id"))
             owners.setdefault(api_call_id(raw.partition("|")[0]), set()).add(raw)
 
     def sent(raw: Any) -> str:
@@ -411,7 +411,7 @@ def arguments_json(arguments: Any) -> str:
 def data_url(block: dict[str, Any]) -> str:
     """An image block as a base64 data URL."""
     mime = block.get("mimeType") or DEFAULT_IMAGE_MIME
-    return f"data:{mime};base64,{block.get('data', '')}"
+    return f"data:{mime};base64,{as_text(block.get('data', ''))}"
 
 
 def result_text(message: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 
 from jsonl_session.errors import EntryValidationError
 from jsonl_session.format.ids import now_ms
+from jsonl_session.format.walk import as_text
 
 ANTHROPIC_API = "anthropic-messages"
 CHAT_API = "openai-completions"
@@ -182,7 +183,7 @@ def anthropic_reply(
     for block in _items(data.get("content")):
         kind = block.get("type")
         if kind == "text":
-            content.append({"type": "text", "text": str(block.get("text") or "")})
+            content.append({"type": "text", "text": as_text(block.get("text") or "")})
         elif kind == "thinking":
             thinking: dict[str, Any] = {"type": "thinking", "thinking": block.get("thinking") or ""}
             thinking["thinkingSignature"] = block.get("signature") or ""
@@ -192,12 +193,12 @@ def anthropic_reply(
                 {
                     "type": "thinking",
                     "thinking": REDACTED_THINKING_TEXT,
-                    "thinkingSignature": str(block.get("data") or ""),
+                    "thinkingSignature": as_text(block.get("data") or ""),
                     "redacted": True,
                 }
             )
         elif kind == "tool_use":
-            call_id = str(block.get("id") or "")
+            call_id = as_text(block.get("id") or "")
             content.append(_tool_call(call_id, block.get("name"), block.get("input")))
     usage = as_dict(data.get("usage"))
     built_usage = _usage(
@@ -260,7 +261,7 @@ def chat_reply(
             break
     text = reply.get("content")
     if isinstance(text, list):  # some compatible servers send parts
-        text = "".join(str(p.get("text") or "") for p in _items(text))
+        text = "".join(as_text(p.get("text") or "") for p in _items(text))
     if isinstance(text, str) and text:
         content.append({"type": "text", "text": text})
     refusal = reply.get("refusal")
@@ -270,11 +271,11 @@ def chat_reply(
         function = as_dict(call.get("function"))
         custom = call.get("custom") if isinstance(call.get("custom"), dict) else None
         if custom is not None:
-            block = _tool_call(str(call.get("id") or ""), custom.get("name"), None)
-            block["arguments"] = {"input": str(custom.get("input") or "")}
+            block = _tool_call(as_text(call.get("id") or ""), custom.get("name"), None)
+            block["arguments"] = {"input": as_text(custom.get("input") or "")}
             content.append(block)
         else:
-            call_id = str(call.get("id") or "")
+            call_id = as_text(call.get("id") or "")
             content.append(_tool_call(call_id, function.get("name"), function.get("arguments")))
     reason = picked.get("finish_reason")
     stop = _CHAT_STOPS.get(reason, "error") if isinstance(reason, str) else "stop"
@@ -369,7 +370,7 @@ def output_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             content.append(_tool_call(_call_id(item), item.get("name"), item.get("arguments")))
         elif kind == "custom_tool_call":
             call = _tool_call(_call_id(item), item.get("name"), None)
-            call["arguments"] = {"input": str(item.get("input") or "")}
+            call["arguments"] = {"input": as_text(item.get("input") or "")}
             content.append(call)
     return content
 
@@ -377,8 +378,8 @@ def output_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def reasoning_block(item: dict[str, Any]) -> dict[str, Any]:
     """A reasoning item as thinking: its summary (else its content) as the text, the
     item itself, without empty fields, as the signature to replay it by."""
-    summary = "\n\n".join(str(s.get("text") or "") for s in _items(item.get("summary")))
-    shown = "\n\n".join(str(c.get("text") or "") for c in _items(item.get("content")))
+    summary = "\n\n".join(as_text(s.get("text") or "") for s in _items(item.get("summary")))
+    shown = "\n\n".join(as_text(c.get("text") or "") for c in _items(item.get("content")))
     kept = {k: v for k, v in item.items() if v is not None}
     signature = json.dumps(kept, separators=(",", ":"), ensure_ascii=False)
     return {"type": "thinking", "thinking": summary or shown, "thinkingSignature": signature}
@@ -393,7 +394,7 @@ def text_signature(item_id: str, phase: Any) -> str:
 
 
 def _call_id(item: dict[str, Any]) -> str:
-    call_id = str(item.get("call_id") or "")
+    call_id = as_text(item.get("call_id") or "")
     item_id = item.get("id")
     return f"{call_id}|{item_id}" if isinstance(item_id, str) and item_id else call_id
 

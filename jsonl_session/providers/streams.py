@@ -28,6 +28,7 @@ from collections.abc import AsyncIterable, Iterable
 from typing import Any
 
 from jsonl_session.errors import EntryValidationError
+from jsonl_session.format.walk import as_text
 from jsonl_session.providers.accumulate import ACCUMULATORS, FINAL, Accumulator, OnDelta
 from jsonl_session.providers.replies import plain
 
@@ -67,7 +68,7 @@ class _Consumer:
     def feed(self, raw_event: Any) -> None:
         event = plain(raw_event, "a stream event")
         if self.acc is None:
-            kind = str(event.get("type") or "")
+            kind = as_text(event.get("type") or "")
             self.acc = ACCUMULATORS[self.api or _api_of_event(event)](self.on_delta)
             # a helper the caller read from is fine: its own final reply is taken
             starts = self.acc.first_events if self.helper_api is None else ()
@@ -138,7 +139,7 @@ def _consume(
 
 
 def _api_of_event(event: dict[str, Any]) -> str:
-    kind = str(event.get("type") or "")
+    kind = as_text(event.get("type") or "")
     if kind.startswith(("message_", "content_block_")) or kind in ("ping",):
         return "anthropic"
     if kind == "chunk" or event.get("object") == "chat.completion.chunk" or "choices" in event:

@@ -150,7 +150,7 @@ class Redactor:
         return raw if self.total == before else dumps(redacted)
 
     def _dict(self, container: dict[str, Any], pending: list[dict[str, Any] | list[Any]]) -> None:
-        image = container.get("type") in _IMAGE_TYPES
+        image = _is_image(container)
         thinking = container.get("thinking")
         for key, item in container.items():
             if isinstance(item, str):
@@ -194,7 +194,7 @@ def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
                 elif isinstance(item, dict | list):
                     pending.append(item)
             continue
-        image = container.get("type") in _IMAGE_TYPES
+        image = _is_image(container)
         for key, item in container.items():
             if isinstance(item, str):
                 if key in _STRUCTURE or (image and key == "data"):
@@ -242,3 +242,8 @@ def redact_text(text: str) -> tuple[str, dict[str, int]]:
     """``text`` with its secrets replaced, and how many of each kind were replaced."""
     redactor = Redactor()
     return redactor.text(text), redactor.summary()
+
+
+def _is_image(container: dict[str, Any]) -> bool:
+    kind = container.get("type")
+    return isinstance(kind, str) and kind in _IMAGE_TYPES

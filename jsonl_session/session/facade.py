@@ -34,6 +34,7 @@ from jsonl_session.format.model import (
     encode,
 )
 from jsonl_session.format.problems import Problem
+from jsonl_session.format.walk import as_text
 from jsonl_session.messages import current_system_message, current_tools, system_message_text
 from jsonl_session.session.appender import Appender, redactor_option
 from jsonl_session.session.appends import EntryAppends
@@ -157,7 +158,8 @@ class Session(EntryAppends):
 
     @property
     def id(self) -> str:
-        return str(self._state.header["id"])
+        # a damaged header may hold no id, or not a string: shown, never a crash
+        return as_text(self._state.header.get("id", ""))
 
     @property
     def cwd(self) -> str:

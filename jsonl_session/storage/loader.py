@@ -25,6 +25,7 @@ from jsonl_session.format.jsonio import NotJson, decode_any, is_utf8
 from jsonl_session.format.migrate import MigrationState, migrate
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
+from jsonl_session.format.walk import as_text
 from jsonl_session.storage.cache import (
     RECORD_ENCODING_ERRORS,
     CacheOption,
@@ -353,7 +354,9 @@ def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any
         header["version"] = version = int(version)  # JSON.parse reads 3.0 as 3
     if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
         raise SessionFormatError(
-            path, first.number, f"the header's version must be an integer, not {version!r}"
+            path,
+            first.number,
+            f"the header's version must be an integer, not {as_text(version, 40)}",
         )
     for key in ("cwd", "timestamp", "parentSession", "branchedFrom"):
         if key in header and not isinstance(header[key], str):

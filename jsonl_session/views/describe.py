@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.walk import as_text
 from jsonl_session.messages import message_text
 
 
@@ -26,44 +27,44 @@ def entry_summary(entry: StoredEntry, width: int = 72) -> str:
     if kind == "message":
         raw_message = data.get("message")
         message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
-        role = str(message.get("role", "?"))
+        role = as_text(message.get("role", "?"))
         if role == "toolResult":
-            text = f"{message.get('toolName', '?')} → {message_text(message)}"
+            text = f"{as_text(message.get('toolName', '?'))} → {message_text(message)}"
         elif role == "bashExecution":
-            text = f"$ {message.get('command', '')}"
+            text = f"$ {as_text(message.get('command', ''))}"
         elif role == "system":
             text = _system_summary(message)
         else:
             text = message_text(message)
         return f"{role}: {one_line(text, width)}"
     if kind == "model_change":
-        return f"model: {data.get('provider')}/{data.get('modelId')}"
+        return f"model: {as_text(data.get('provider'))}/{as_text(data.get('modelId'))}"
     if kind == "thinking_level_change":
-        return f"thinking: {data.get('thinkingLevel')}"
+        return f"thinking: {as_text(data.get('thinkingLevel'))}"
     if kind == "compaction":
-        return f"compaction: {one_line(str(data.get('summary', '')), width)}"
+        return f"compaction: {one_line(as_text(data.get('summary', '')), width)}"
     if kind == "branch_summary":
-        return f"branch summary: {one_line(str(data.get('summary', '')), width)}"
+        return f"branch summary: {one_line(as_text(data.get('summary', '')), width)}"
     if kind == "custom":
-        return f"custom ({data.get('customType')})"
+        return f"custom ({as_text(data.get('customType'))})"
     if kind == "custom_message":
         text = message_text(data)
-        return f"custom message ({data.get('customType')}): {one_line(text, width)}"
+        return f"custom message ({as_text(data.get('customType'))}): {one_line(text, width)}"
     if kind == "context_edit":
         replacement = data.get("replacement")
         if replacement is None:
-            return f"context edit: {data.get('targetId')} hidden from the model"
+            return f"context edit: {as_text(data.get('targetId'))} hidden from the model"
         shown = message_text(replacement) if isinstance(replacement, dict) else ""
-        return f"context edit: {data.get('targetId')} shows {one_line(shown, width)!r}"
+        return f"context edit: {as_text(data.get('targetId'))} shows {one_line(shown, width)!r}"
     if kind == "usage":
         usage = data.get("usage")
         total = usage.get("totalTokens") if isinstance(usage, dict) else None
-        used = f"{data.get('provider')}/{data.get('model')}, {total} tokens"
-        return f"usage ({data.get('kind')}): {used}"
+        used = f"{as_text(data.get('provider'))}/{as_text(data.get('model'))}, {total} tokens"
+        return f"usage ({as_text(data.get('kind'))}): {used}"
     if kind == "label":
-        return f"label {data.get('targetId')}: {data.get('label', '(cleared)')}"
+        return f"label {as_text(data.get('targetId'))}: {data.get('label', '(cleared)')}"
     if kind == "session_info":
-        return f"name: {data.get('name', '')}"
+        return f"name: {as_text(data.get('name', ''))}"
     return f"{kind} (unknown entry type)"
 
 
@@ -81,7 +82,7 @@ def _system_summary(message: dict[str, Any]) -> str:
         listed = message.get(key)
         for tool in listed if isinstance(listed, list) else []:
             if isinstance(tool, dict):
-                tools.append(f"{sign}{tool.get('name')}")
+                tools.append(f"{sign}{as_text(tool.get('name'))}")
     if tools:
         parts.append("tools " + " ".join(tools))
     return "; ".join(parts) or "(empty)"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.format.walk import loads_text
+from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.views.transcript import Part, dump_json, view_entry
@@ -35,10 +35,10 @@ def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
     except SessionFormatError as exc:
         return _unreadable(Path(path), exc)
     header = dict(loaded.header)
-    head = [f"session {header.pop('id', '?')} (format version {loaded.version_read})"]
+    head = [f"session {as_text(header.pop('id', '?'))} (format version {loaded.version_read})"]
     for key, label in (("timestamp", "created"), ("cwd", "cwd"), ("parentSession", "forked from")):
         if key in header:
-            head.append(f"{label} {header.pop(key)}")
+            head.append(f"{label} {as_text(header.pop(key))}")
     header.pop("type", None)
     header.pop("version", None)
     if header:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.model import LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
-from jsonl_session.format.walk import dumps_indented
+from jsonl_session.format.walk import as_text, dumps_indented
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
 
@@ -78,15 +78,15 @@ def view_entry(entry: StoredEntry, redactor: Redactor | None = None) -> EntryVie
         message = data.get("message")
         return _message_view(entry, message if isinstance(message, dict) else {}, r)
     if kind == "model_change":
-        model = f"{data.get('provider')}/{data.get('modelId')}"
+        model = f"{as_text(data.get('provider'))}/{as_text(data.get('modelId'))}"
         return EntryView(entry, "note", "Model", parts=[Part("note", r.text(f"model → {model}"))])
     if kind == "thinking_level_change":
-        level = f"thinking level → {data.get('thinkingLevel')}"
+        level = f"thinking level → {as_text(data.get('thinkingLevel'))}"
         return EntryView(entry, "note", "Thinking level", parts=[Part("note", level)])
     if kind in ("compaction", "branch_summary"):
         return _summary_view(entry, data, r)
     if kind == "custom_message":
-        view = EntryView(entry, "custom", "Custom message", r.text(str(data.get("customType"))))
+        view = EntryView(entry, "custom", "Custom message", r.text(as_text(data.get("customType"))))
         view.parts = _content_parts(data.get("content"), r)
         if data.get("display") is False:
             view.parts.append(Part("note", "not displayed to the user"))
@@ -96,12 +96,13 @@ def view_entry(entry: StoredEntry, redactor: Redactor | None = None) -> EntryVie
     if kind == "custom":
         return _custom_view(entry, data, r)
     if kind == "label":
-        target, label = data.get("targetId"), data.get("label")
+        target, label = as_text(data.get("targetId")), data.get("label")
+        label = as_text(label) if label else label
         text = f"label on {target}: {label}" if label else f"label on {target} cleared"
         return EntryView(entry, "note", "Label", parts=[Part("note", r.text(text))])
     if kind == "session_info":
         name = data.get("name")
-        text = f"session named {name}" if name else "session name cleared"
+        text = f"session named {as_text(name)}" if name else "session name cleared"
         return EntryView(entry, "note", "Session name", parts=[Part("note", r.text(text))])
     body = {k: v for k, v in data.items() if k not in ("type", "id", "parentId", "timestamp")}
     return EntryView(
@@ -118,7 +119,11 @@ def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> E
     if role == "user":
         return EntryView(entry, "user", "User", parts=_content_parts(content, r))
     if role == "assistant":
-        model = r.text(f"{message.get('provider', '?')}/{message.get('model', '?')}")
+        provider, model_id = (
+            as_text(message.get("provider", "?")),
+            as_text(message.get("model", "?")),
+        )
+        model = r.text(f"{provider}/{model_id}")
         view = EntryView(entry, "assistant", "Assistant", model, _content_parts(content, r))
         stop = message.get("stopReason")
         if isinstance(message.get("errorMessage"), str):
@@ -127,7 +132,7 @@ def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> E
             view.parts.append(Part("note", f"stopped: {stop}"))
         return view
     if role == "toolResult":
-        name = r.text(str(message.get("toolName", "?")))
+        name = r.text(as_text(message.get("toolName", "?")))
         view = EntryView(entry, "tool-result", "Tool result", name)
         error = message.get("isError") is True
         if error:
@@ -145,17 +150,20 @@ def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> E
     if role == "bashExecution":
         return _bash_view(entry, message, r)
     if role == "custom":
-        detail = r.text(str(message.get("customType")))
+        detail = r.text(as_text(message.get("customType")))
         return EntryView(entry, "custom", "Custom message", detail, _content_parts(content, r))
     return EntryView(
-        entry, "unknown", f"Message ({role})", parts=[Part("json", dump_json(r.value(message)))]
+        entry,
+        "unknown",
+        f"Message ({as_text(role, 40)})",
+        parts=[Part("json", dump_json(r.value(message)))],
     )
 
 
 def _bash_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> EntryView:
     view = EntryView(entry, "bash", "Shell command")
-    view.parts.append(Part("command", r.text(str(message.get("command", "")))))
-    view.parts.append(Part("output", r.text(str(message.get("output", "")))))
+    view.parts.append(Part("command", r.text(as_text(message.get("command", "")))))
+    view.parts.append(Part("output", r.text(as_text(message.get("output", "")))))
     facts = []
     if message.get("exitCode") is not None:
         facts.append(f"exit code {message['exitCode']}")
@@ -173,15 +181,15 @@ def _bash_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> Entr
 def _summary_view(entry: StoredEntry, data: dict[str, Any], r: Redactor) -> EntryView:
     if entry.type == "compaction":
         heading = "Compaction summary"
-        detail = f"replaces the history before {data.get('firstKeptEntryId')}"
+        detail = f"replaces the history before {as_text(data.get('firstKeptEntryId'))}"
         if isinstance(data.get("tokensBefore"), int):
             detail += f" ({data['tokensBefore']} tokens before)"
     else:
-        heading, detail = "Branch summary", f"of the branch left at {data.get('fromId')}"
+        heading, detail = "Branch summary", f"of the branch left at {as_text(data.get('fromId'))}"
     if data.get("fromHook") is True:
         detail += ", made by an extension"
     view = EntryView(
-        entry, "summary", heading, detail, [Part("text", r.text(str(data.get("summary", ""))))]
+        entry, "summary", heading, detail, [Part("text", r.text(as_text(data.get("summary", ""))))]
     )
     if data.get("details") is not None:
         view.parts.append(Part("json", dump_json(r.value(data["details"])), "details"))
@@ -192,7 +200,7 @@ def _custom_view(entry: StoredEntry, data: dict[str, Any], r: Redactor) -> Entry
     custom_type = data.get("customType")
     if custom_type == LEAF_MARKER_TYPE:
         return EntryView(entry, "note", "Leaf", parts=[Part("note", "active leaf moved here")])
-    view = EntryView(entry, "note", "Extension state", r.text(str(custom_type)))
+    view = EntryView(entry, "note", "Extension state", r.text(as_text(custom_type)))
     if custom_type == PRUNE_MARKER_TYPE:
         ids = data.get("data", {}).get("entryIds") if isinstance(data.get("data"), dict) else None
         count = len(ids) if isinstance(ids, list) else 0
@@ -220,10 +228,13 @@ def _content_parts(content: Any, r: Redactor) -> list[Part]:
             parts.append(Part("thinking", r.text(str(text))))
         elif kind == "toolCall":
             args = dump_json(r.value(block.get("arguments")))
-            name, ref = r.text(str(block.get("name", "?"))), r.text(str(block.get("id", "")))
+            name, ref = (
+                r.text(as_text(block.get("name", "?"))),
+                r.text(as_text(block.get("id", ""))),
+            )
             parts.append(Part("tool-call", args, name, ref=ref))
         elif kind == "image" and isinstance(block.get("data"), str):
-            parts.append(Part("image", block["data"], mime=str(block.get("mimeType", ""))))
+            parts.append(Part("image", block["data"], mime=as_text(block.get("mimeType", ""))))
         else:
             parts.append(Part("json", dump_json(r.value(block))))
     return parts

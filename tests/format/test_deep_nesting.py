@@ -1,9 +1,9 @@
 """Values nested deeper than Python recurses survive every read path.
 
 JSON.parse (pi) reads a line at any depth, so an entry whose tool-result details or
-tool-call arguments nest 5,000 or 100,000 levels is an entry like any other: it is
-in the tree and the context, and every command and adapter handles it without a
-RecursionError. Writes (migration, forks) keep the value byte for byte."""
+tool-call arguments nest 5,000 or 20,000 levels (the codec alone: 200,000) is an
+entry like any other: it is in the tree and the context, and every command and
+adapter handles it without a RecursionError. Writes (migration, forks) keep the value byte for byte."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from jsonl_session import (
 )
 from jsonl_session.format import deepjson, jsonio
 
-DEPTHS = [5_000, 100_000]
+DEPTHS = [5_000, 20_000]
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)))  # jsonio escapes lone halves
 
 
@@ -163,7 +163,7 @@ class TestTheCodec:
             st.none()
             | st.booleans()
             | st.integers(-(2**63), 2**64 - 1)
-            | st.floats(allow_nan=False)
+            | st.floats(allow_nan=False, allow_infinity=False)
             | TEXT,
             lambda inner: st.lists(inner) | st.dictionaries(TEXT, inner),
             max_leaves=20,
