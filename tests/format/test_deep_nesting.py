@@ -3,7 +3,8 @@
 JSON.parse (pi) reads a line at any depth, so an entry whose tool-result details or
 tool-call arguments nest 5,000 or 20,000 levels (the codec alone: 200,000) is an
 entry like any other: it is in the tree and the context, and every command and
-adapter handles it without a RecursionError. Writes (migration, forks) keep the value byte for byte."""
+adapter handles it without a RecursionError. Writes (migration, forks) keep the
+value byte for byte."""
 
 from __future__ import annotations
 
