@@ -51,7 +51,7 @@ def nonblank_texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content] if content.strip() else []
     return [
-        str(b["text"])
+        as_text(b["text"])
         for b in content_blocks(content)
         if b.get("type") == "text" and as_text(b.get("text", "")).strip()
     ]

@@ -224,7 +224,7 @@ class _Reader:
             )
             self.turns.append(entry_id)
             return
-        custom_type = "codex/context" if role == "user" else f"codex/{role}"
+        custom_type = "codex/context" if role == "user" else f"codex/{as_text(role, 40)}"
         self.add(
             line,
             {
@@ -237,7 +237,7 @@ class _Reader:
 
     def call(self, item: dict[str, Any]) -> dict[str, Any]:
         kind = item["type"]
-        call_id = str(item.get("call_id") or item.get("id") or "")
+        call_id = as_text(item.get("call_id") or item.get("id") or "")
         if kind == "function_call":
             name, arguments = (
                 as_text(item.get("name") or ""),
@@ -289,7 +289,7 @@ class _Reader:
                 first = self.turns[-count]
                 del self.turns[-count:]
                 self.leaf = self.parents[first]
-        elif kind in _SKIPPED_EVENTS:
+        elif isinstance(kind, str) and kind in _SKIPPED_EVENTS:
             self.out.leave_out(f"{kind} events (repeat other lines)")
         elif isinstance(kind, str):
             self.keep(line, f"codex/event/{kind}", event)
