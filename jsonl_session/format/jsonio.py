@@ -89,13 +89,10 @@ def dumps(value: Any) -> bytes:
             return out
         return orjson.dumps(_js_numbers(value))
     except TypeError:
-        # orjson refuses integers beyond 64 bits and lone surrogates; the standard
-        # library does not (escaping non-ASCII when the text cannot be UTF-8).
-        normalised = _js_numbers(value)
-        try:
-            text = json.dumps(normalised, ensure_ascii=False, separators=(",", ":"))
-        except RecursionError:  # deeper than Python recurses (orjson stops at 255)
-            text = deepjson.dumps(normalised)
+        # orjson refuses integers beyond 64 bits, lone surrogates and depth past 254.
+        # (json.dumps would write floats as Python does, 1e-07 for JavaScript's 1e-7,
+        # and recurse; deepjson writes numbers as orjson does, at any depth)
+        text = deepjson.dumps(_js_numbers(value))
         # A lone surrogate (half an emoji cut by a truncation) is written as an
         # escape, as JSON.stringify does.
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode()
