@@ -105,8 +105,8 @@ def doctor(
         ),
     ] = False,
 ) -> None:
-    """Check files and list every problem with its line number (exit 1 if any; after
-    --repair, exit 1 if any remain)."""
+    """Check files and list every problem with its line number, values of the wrong
+    type or out of range included (exit 1 if any; after --repair, exit 1 if any remain)."""
     reports = [_check(ctx, path, repair) for path in files]
     if as_json:
         print_json(reports)
@@ -132,7 +132,8 @@ def _check(ctx: typer.Context, path: Path, repair: bool) -> dict[str, Any]:
         return report
     report["version"] = session.version_read
     report["entries"] = len(session.entries)
-    report["problems"] = [p.to_dict() for p in session.problems] + _leftovers(path)
+    problems = sorted(session.problems + session.check_values(), key=lambda p: p.line or 0)
+    report["problems"] = [p.to_dict() for p in problems] + _leftovers(path)
     if repair:
         try:
             made = session.repair()
@@ -141,7 +142,8 @@ def _check(ctx: typer.Context, path: Path, repair: bool) -> dict[str, Any]:
             return report
         report["repaired"] = [str(p) for p in made]
         report["repaired"] += [f"removed {p}" for p in _remove_leftovers(path)]
-        after = Session.open(path, cache=cache).problems
+        reopened = Session.open(path, cache=cache)
+        after = sorted(reopened.problems + reopened.check_values(), key=lambda p: p.line or 0)
         report["problemsAfter"] = [p.to_dict() for p in after] + _leftovers(path)
     return report
 

@@ -24,6 +24,7 @@ ProblemKind = Literal[
     "missing-parent",
     "cycle",
     "missing-target",
+    "invalid-value",
 ]
 
 

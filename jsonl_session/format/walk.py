@@ -45,7 +45,7 @@ def map_strings(value: Any, change: Callable[[str], str], *, keys: bool = False)
         stack.pop()
         result = original
         if isinstance(original, dict) and keys:
-            renamed = [change(key) for key, _ in children]
+            renamed = [change(key) if isinstance(key, str) else key for key, _ in children]
             if frame[4] or any(
                 new is not key for new, (key, _) in zip(renamed, children, strict=True)
             ):

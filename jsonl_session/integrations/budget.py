@@ -64,22 +64,32 @@ def _shortened(message: dict[str, Any], budget: int) -> dict[str, Any]:
 
 
 def cut(value: Any, cap: int, items: int) -> Any:
-    """``value`` with strings over ``cap`` characters and lists over ``items`` items cut."""
-    if isinstance(value, str):
-        if len(value) <= cap:
-            return value
-        return f"{value[:cap]}… [{len(value) - cap} characters cut]"
-    if isinstance(value, dict):
-        return {key: cut(item, cap, items) for key, item in value.items()}
-    if isinstance(value, list):
-        kept = [cut(item, cap, items) for item in value[:items]]
-        if len(value) > items:
-            note = f"… [{len(value) - items} more items cut]"
-            # in a list of content blocks the note is a text block, so the shape holds
-            blocks = all(isinstance(item, dict) and "type" in item for item in kept)
-            kept.append({"type": "text", "text": note} if blocks else note)
-        return kept
-    return value
+    """``value`` with strings over ``cap`` characters and lists over ``items`` items cut.
+    An explicit stack, not recursion: a value may be nested as deep as JSON.parse reads."""
+    top: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, top, 0)]  # (value, its new parent, key)
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, str):
+            parent[key] = (
+                item if len(item) <= cap else f"{item[:cap]}… [{len(item) - cap} characters cut]"
+            )
+        elif isinstance(item, dict):
+            parent[key] = fields = dict.fromkeys(item)
+            stack.extend((inner, fields, name) for name, inner in item.items())
+        elif isinstance(item, list):
+            kept = item[:items]
+            copy: list[Any] = [None] * len(kept)
+            parent[key] = copy
+            stack.extend((inner, copy, index) for index, inner in enumerate(kept))
+            if len(item) > items:
+                note = f"… [{len(item) - items} more items cut]"
+                # in a list of content blocks the note is a text block, so the shape holds
+                blocks = all(isinstance(inner, dict) and "type" in inner for inner in kept)
+                copy.append({"type": "text", "text": note} if blocks else note)
+        else:
+            parent[key] = item
+    return top[0]
 
 
 def _content_replaced(message: dict[str, Any]) -> dict[str, Any]:

@@ -208,7 +208,11 @@ class SessionHistory:
                 "entryCount": len(entries),
                 "byType": dict(Counter(e.type for e in entries).most_common()),
                 "byRole": dict(
-                    Counter(e.role for e in entries if e.type == "message").most_common()
+                    Counter(
+                        e.role if e.role is not None else "(no role)"
+                        for e in entries
+                        if e.type == "message"
+                    ).most_common()
                 ),
                 "problems": [str(p) for p in problems[:PROBLEMS_SHOWN]],
                 "problemCount": len(problems),

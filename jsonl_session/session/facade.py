@@ -34,6 +34,7 @@ from jsonl_session.format.model import (
     encode,
 )
 from jsonl_session.format.problems import Problem
+from jsonl_session.format.values import session_value_problems
 from jsonl_session.format.walk import as_text
 from jsonl_session.messages import current_system_message, current_tools, system_message_text
 from jsonl_session.session.appender import Appender, redactor_option
@@ -202,6 +203,15 @@ class Session(EntryAppends):
         """What is wrong with the file: bad lines, torn tail, duplicates, parents, cycles."""
         found = self._state.problems + self._state.index.problems()
         return sorted(found, key=lambda p: p.line or 0)
+
+    def check_values(self) -> list[Problem]:
+        """Values of the wrong type, numbers no double holds and times the clock cannot
+        hold, each with its line (kind ``invalid-value``; format/values.py). Reads every
+        entry's body, so it costs about an export; `problems` does not include them.
+        Another agent's file is checked by its reader, not here (an empty list)."""
+        if self.dialect != "pi":
+            return []
+        return session_value_problems(self.header_data, self.entries)
 
     @property
     def leaf_id(self) -> str | None:

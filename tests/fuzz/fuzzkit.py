@@ -7,7 +7,8 @@ anywhere in an entry (huge and non-finite numbers, wrong types, deep nesting, lo
 strings). `run_read_paths` then opens it and runs every read path: open with and
 without the cache, the context at every entry, the tree, stats, the three provider
 adapters, every export with and without redaction, textconv, listing, search, the
-problems doctor reports. `Outcome` says what happened: every exception that is not
+value check, `doctor --json` through the CLI, and the MCP server's reads (show, context,
+tree). `Outcome` says what happened: every exception that is not
 the project's own (with a signature: type and the innermost frame in the package),
 our errors that do not name the file, any change to the folder (a read never
 writes), whether the cache changed a result, and the time taken.
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from typer.testing import CliRunner
 
 from jsonl_session import (
     JsonlSessionError,
@@ -38,6 +40,8 @@ from jsonl_session import (
     to_openai_chat,
     to_openai_responses,
 )
+from jsonl_session.cli import app
+from jsonl_session.integrations.history import SessionHistory
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -209,7 +213,34 @@ def run_read_paths(data: bytes, folder: Path, cache: Path) -> Outcome:
 
 
 # steps that take a session object, not the file: their errors name no file
-_MAY_NOT_NAME = {"anthropic", "openai-chat", "openai-responses", "context", "stats", "export"}
+_MAY_NOT_NAME = {
+    "anthropic",
+    "openai-chat",
+    "openai-responses",
+    "context",
+    "stats",
+    "export",
+    "check-values",
+}
+
+
+class _CliFailed(Exception):
+    """The CLI ended other than by exit 0 or 1 (an exception it did not report)."""
+
+
+def _doctor(path: Path) -> None:
+    result = CliRunner().invoke(app, ["--no-cache", "doctor", "--json", str(path)])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    if result.exit_code not in (0, 1):
+        raise _CliFailed(f"doctor exited {result.exit_code}: {result.output[-200:]}")
+
+
+def _mcp_reads(path: Path) -> None:
+    history = SessionHistory([path.parent], cwd=str(path.parent), cache=False)
+    history.show_session(str(path))
+    history.read_context(str(path))
+    history.read_tree(str(path))
 
 
 def _steps(path: Path, cache: Path, results: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -261,6 +292,9 @@ def _steps(path: Path, cache: Path, results: dict[str, Any]) -> list[tuple[str, 
         ("textconv", lambda: textconv(path, cache=False)),
         ("list", lambda: list(list_sessions(path.parent, cache=False))),
         ("search", lambda: list(search_sessions("the", [path], cache=False, tools=True))),
+        ("check-values", need_session(lambda: state["plain"].check_values())),
+        ("doctor", lambda: _doctor(path)),
+        ("mcp", lambda: _mcp_reads(path)),
     ]
 
 

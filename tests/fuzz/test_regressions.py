@@ -46,6 +46,15 @@ CASES = {
     + b"}\n"
     + b'{"type":"label","id":"l1","parentId":"t1",'
     b'"timestamp":"2024-01-01T00:00:04.000Z","targetId":"u1","label":' + DEEP + b"}\n",
+    "an entry time past a double, written as an integer": HEADER
+    + USER
+    + b'{"type":"branch_summary","id":"b1","parentId":"u1","timestamp":1'
+    + b"0" * 400
+    + b',"fromId":"u1","summary":"s"}\n',
+    "a message whose role is a number, shown by the MCP server": HEADER
+    + USER.replace(b'"role":"user"', b'"role":5').replace(b'"id":"u1"', b'"id":"\\ud83d"'),
+    "a lone surrogate where the value check reads a string": HEADER
+    + USER.replace(b'"content":"hi"', b'"content":[{"type":"text","text":"\\ud83d"}]'),
     "a Claude Code line whose type is a list": (
         b'{"type":["user"],"uuid":"x","sessionId":"s","message":{"role":"user","content":"hi"}}\n'
         b'{"type":"user","uuid":"y","sessionId":"s","parentUuid":null,"timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}\n'
