@@ -191,10 +191,11 @@ def _spelled(place: _Place, most: int = 12) -> str:
         steps.append(place[0])
         place = place[1]
     steps.reverse()
-    if len(steps) > most:
-        hidden = len(steps) - most
-        steps = [*steps[: most // 2], f"…{hidden} levels…", *steps[-most // 2 :]]
-    return "".join(steps).removeprefix(".")
+    if len(steps) <= most:
+        return "".join(steps).removeprefix(".")
+    head = "".join(steps[: most // 2]).removeprefix(".")
+    tail = "".join(steps[-most // 2 :]).removeprefix(".")
+    return f"{head} …{len(steps) - most} levels… {tail}"
 
 
 def _kind(value: Any) -> str:
@@ -205,5 +206,5 @@ def _kind(value: Any) -> str:
     if isinstance(value, int | float):
         return f"a number ({as_text(value, 24)})"
     if isinstance(value, str):
-        return f"a string ({as_text(value, 24)})"
+        return f"a string ({dumps_text(as_text(value, 24))})"
     return "an array" if isinstance(value, list) else "an object"
