@@ -98,7 +98,7 @@ class TestShow:
         path.write_bytes(
             b'{"type":"session","version":3,"id":"x","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/"}\n'
             b"null\n"
-            b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t",'
+            b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
             b'"message":{"role":"user","content":"hi","timestamp":1}}\n'
             b'{"type":"message","id":"bbbb'
         )
@@ -165,10 +165,10 @@ class TestContext:
     def test_a_parent_cycle_is_an_error_not_a_hang(self, tmp_path: Path) -> None:
         path = tmp_path / "cycle.jsonl"
         path.write_bytes(
-            b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
-            b'{"type":"message","id":"aaaaaaaa","parentId":"bbbbbbbb","timestamp":"t",'
+            b'{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+            b'{"type":"message","id":"aaaaaaaa","parentId":"bbbbbbbb","timestamp":"2026-01-01T00:00:00.000Z",'
             b'"message":{"role":"user","content":"a","timestamp":1}}\n'
-            b'{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t",'
+            b'{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"2026-01-01T00:00:00.000Z",'
             b'"message":{"role":"user","content":"b","timestamp":2}}\n'
         )
         before = path.read_bytes()
@@ -269,8 +269,8 @@ class TestMaintenance:
     def test_doctor_lists_problems_and_changes_nothing(self, tmp_path: Path) -> None:
         path = tmp_path / "torn.jsonl"
         content = (
-            b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
-            b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t",'
+            b'{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+            b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
             b'"message":{"role":"user","content":"a","timestamp":1}}\n'
             b'{"type":"mess'
         )
@@ -285,8 +285,8 @@ class TestMaintenance:
     def test_doctor_repair_seals_the_torn_tail_into_a_sidecar(self, tmp_path: Path) -> None:
         path = tmp_path / "torn.jsonl"
         good = (
-            b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
-            b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t",'
+            b'{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+            b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
             b'"message":{"role":"user","content":"a","timestamp":1}}\n'
         )
         path.write_bytes(good + b'{"type":"mess')
@@ -301,7 +301,9 @@ class TestMaintenance:
         empty = tmp_path / "empty.jsonl"
         empty.write_bytes(b"")
         fine = tmp_path / "fine.jsonl"
-        fine.write_bytes(b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n')
+        fine.write_bytes(
+            b'{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+        )
         code, out, _ = invoke("doctor", empty, fine, "--json")
         assert code == 1
         reports = json.loads(out)
