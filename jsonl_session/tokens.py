@@ -14,6 +14,7 @@ through a provider's counting endpoint are providers/counting.py's (they need a 
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonl_session.context import Projection, as_message
-from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.walk import as_text, finite_number
 from jsonl_session.messages import current_system_message
@@ -29,9 +30,22 @@ from jsonl_session.messages import current_system_message
 IMAGE_CHARS = 4800
 
 
+_SLICE = 1 << 20  # characters encoded at once: a 200 MB text is not copied whole
+
+
 def js_length(text: str) -> int:
-    """``text.length`` in JavaScript: UTF-16 code units (an emoji counts 2)."""
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    """``text.length`` in JavaScript: UTF-16 code units (an emoji counts 2, a lone
+    surrogate 1). Measured by encoding, in C: a loop over characters took most of
+    `stats` on a large session."""
+    if text.isascii():
+        return len(text)
+    return (
+        sum(
+            len(text[start : start + _SLICE].encode("utf-16-le", "surrogatepass"))
+            for start in range(0, len(text), _SLICE)
+        )
+        // 2
+    )
 
 
 def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) -> int:
@@ -51,16 +65,7 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) 
     elif role == "user":
         chars = _text_chars(content, count_images=count_user_images)
     elif role == "assistant":
-        for block in content if isinstance(content, list) else ():
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                chars += js_length(as_text(block.get("text") or ""))
-            elif kind == "thinking":
-                chars += js_length(as_text(block.get("thinking") or ""))
-            elif kind == "toolCall":
-                chars += _tool_call_chars(block)
+        chars = _assistant_chars(content, None)
     elif role in ("custom", "toolResult"):
         chars = _text_chars(content, count_images=True)
     elif role == "bashExecution":
@@ -72,10 +77,32 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) 
     return math.ceil(chars / 4)
 
 
+def _assistant_chars(content: Any, calls: list[tuple[str, int]] | None) -> int:
+    """An assistant message's characters; with ``calls``, each tool call's name and
+    characters are added to it too (one pass for `breakdown`)."""
+    chars = 0
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            chars += js_length(as_text(block.get("text") or ""))
+        elif kind == "thinking":
+            chars += js_length(as_text(block.get("thinking") or ""))
+        elif kind == "toolCall":
+            call = _tool_call_chars(block)
+            chars += call
+            if calls is not None:
+                calls.append((as_text(block.get("name")), call))
+    return chars
+
+
 def _tool_call_chars(block: dict[str, Any]) -> int:
     """A tool call's size: its name and its arguments as compact JSON."""
-    arguments = dumps(block.get("arguments")).decode()
-    return js_length(as_text(block.get("name") or "")) + js_length(arguments)
+    arguments = dumps(block.get("arguments"))
+    # ASCII JSON is as long in UTF-16 as in bytes: no need to decode it to count
+    length = len(arguments) if arguments.isascii() else js_length(arguments.decode())
+    return js_length(as_text(block.get("name") or "")) + length
 
 
 def _text_chars(content: Any, *, count_images: bool) -> int:
@@ -189,6 +216,24 @@ class Largest:
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 
 
+UsageFigures = tuple[dict[str, int], float]
+
+
+def usage_figures(usage: dict[str, Any]) -> UsageFigures:
+    """The token counts (by USAGE_KEYS, those present) and the cost of one usage
+    record; a figure no double holds (1e400, 10**30) is damage, counted as missing."""
+    tokens = {}
+    for key in USAGE_KEYS:
+        value = usage.get(key)
+        if value.__class__ is int and -(2**53) <= value <= 2**53:  # most records: plain
+            tokens[key] = value
+        elif (number := finite_number(value)) is not None:
+            tokens[key] = int(number)
+    cost = usage.get("cost")
+    total = finite_number(cost.get("total") if isinstance(cost, dict) else None)
+    return tokens, float(total) if total is not None else 0.0
+
+
 @dataclass(slots=True)
 class UsageTotal:
     """Tokens and cost that usage records add up to."""
@@ -198,15 +243,15 @@ class UsageTotal:
     records: int = 0
 
     def add(self, usage: dict[str, Any]) -> None:
+        self.add_figures(usage_figures(usage))
+
+    def add_figures(self, figures: UsageFigures) -> None:
+        tokens, cost = figures
         self.records += 1
-        for key in USAGE_KEYS:
-            value = finite_number(usage.get(key))
-            if value is not None:
-                self.tokens[key] += int(value)
-        cost = usage.get("cost")
-        total = finite_number(cost.get("total") if isinstance(cost, dict) else None)
-        if total is not None:
-            self.cost += float(total)
+        counts = self.tokens
+        for key, value in tokens.items():  # Counter.update is slower, in Python
+            counts[key] += value
+        self.cost += cost
 
     def to_dict(self) -> dict[str, Any]:
         tokens = {key: self.tokens.get(key, 0) for key in USAGE_KEYS}
@@ -227,12 +272,16 @@ class RecordedUsage:
     def add(self, usage: Any, model: str, kind: str) -> None:
         if not isinstance(usage, dict):
             return
-        for total in (
-            self.total,
-            self.by_model.setdefault(model, UsageTotal()),
-            self.by_kind.setdefault(kind, UsageTotal()),
-        ):
-            total.add(usage)
+        figures = usage_figures(usage)  # once for the three totals
+        self.total.add_figures(figures)
+        by_model = self.by_model.get(model)
+        if by_model is None:
+            by_model = self.by_model[model] = UsageTotal()
+        by_model.add_figures(figures)
+        by_kind = self.by_kind.get(kind)
+        if by_kind is None:
+            by_kind = self.by_kind[kind] = UsageTotal()
+        by_kind.add_figures(figures)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -327,33 +376,44 @@ def breakdown(
     """Tokens stored in ``entries``, on the active ``path`` and in the context its
     ``projection`` builds."""
     out = Breakdown(entries=len(entries))
-    sizes: list[Largest] = []
-    size_of: dict[int, int] = {}  # by id(entry): each body is decoded once
-    for entry in entries:
-        if entry.type not in _BODY_TYPES:
-            continue
-        data = entry.data()  # each body decoded once, for its size and its usage
-        _note_usage(out.recorded, entry, data)
-        message = _entry_message(entry.type, data)
-        if message is None:
-            continue
-        tokens = estimate_tokens(message)
-        size_of[id(entry)] = tokens
-        out.stored_tokens += tokens
-        out.by_entry_type[entry.type] += tokens
-        out.by_role[as_text(message.get("role"))] += tokens
-        _count_tools(message, out.by_tool)
-        sizes.append(Largest(entry.id, entry.line, _what(message), tokens))
-    out.path_tokens = sum(size_of.get(id(entry), 0) for entry in path)
+    on_path = {id(entry) for entry in path}
+    # the `largest` biggest so far, smallest first: (tokens, -position, entry, message);
+    # of equal sizes the earlier entry is kept, as a stable sort would keep it
+    top: list[tuple[int, int, StoredEntry, dict[str, Any]]] = []
+    bodies = [entry for entry in entries if entry.type in _BODY_TYPES]
+    for start in range(0, len(bodies), _BATCH):
+        batch = bodies[start : start + _BATCH]
+        # each body decoded once, for its size and its usage; read from disk in blocks
+        for position, (entry, raw) in enumerate(zip(batch, raw_lines(batch), strict=True)):
+            data = loads_object(raw)
+            _note_usage(out.recorded, entry, data)
+            message = _entry_message(entry.type, data)
+            if message is None:
+                continue
+            tokens = _count(message, out.by_tool)
+            if id(entry) in on_path:
+                out.path_tokens += tokens
+            out.stored_tokens += tokens
+            out.by_entry_type[entry.type] += tokens
+            out.by_role[as_text(message.get("role"))] += tokens
+            if largest > 0:
+                item = (tokens, -(start + position), entry, message)
+                if len(top) < largest:
+                    heapq.heappush(top, item)
+                elif item[:2] > top[0][:2]:
+                    heapq.heapreplace(top, item)
     sent = [m for m in projection.messages if not m.get("excludeFromContext")]
     for message in sent:
-        tokens = estimate_tokens(message)
+        tokens = _count(message, out.by_tool_model)
         out.model_tokens += tokens
         out.by_role_model[as_text(message.get("role"))] += tokens
-        _count_tools(message, out.by_tool_model)
     out.context_estimate = estimate_projected_context_tokens(projection, path).tokens
-    out.largest = sorted(sizes, key=lambda x: -x.tokens)[:largest]
+    top.sort(key=lambda item: item[:2], reverse=True)
+    out.largest = [Largest(e.id, e.line, _what(m), tokens) for tokens, _, e, m in top]
     return out
+
+
+_BATCH = 1024  # entries whose lines are read at once
 
 
 _BODY_TYPES = _USAGE_TYPES | {"custom_message"}
@@ -366,14 +426,20 @@ def _entry_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | No
     return as_message(entry_type, data)
 
 
-def _count_tools(message: dict[str, Any], into: Counter[str]) -> None:
+def _count(message: dict[str, Any], tools: Counter[str]) -> int:
+    """The estimate of ``message``, adding to ``tools`` what it gives a tool: a tool
+    result's to its tool, an assistant's tool calls' to theirs."""
     role = message.get("role")
+    if role == "assistant":
+        calls: list[tuple[str, int]] = []
+        chars = _assistant_chars(message.get("content"), calls)
+        for name, call in calls:
+            tools[name] += math.ceil(call / 4)
+        return math.ceil(chars / 4)
+    tokens = estimate_tokens(message)
     if role == "toolResult":
-        into[as_text(message.get("toolName"))] += estimate_tokens(message)
-    elif role == "assistant" and isinstance(message.get("content"), list):
-        for block in message["content"]:
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                into[as_text(block.get("name"))] += math.ceil(_tool_call_chars(block) / 4)
+        tools[as_text(message.get("toolName"))] += tokens
+    return tokens
 
 
 def _what(message: dict[str, Any]) -> str:

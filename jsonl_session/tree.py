@@ -115,7 +115,8 @@ class TreeIndex:
         ):
             self._build_all()  # the table's parent links would change
         fresh = {entry.id: entry for entry in new}
-        if len(fresh) != len(new) or not fresh.keys().isdisjoint(self._by_id):
+        # keys() on both sides: isdisjoint then walks the smaller, not the whole index
+        if len(fresh) != len(new) or not fresh.keys().isdisjoint(self._by_id.keys()):
             # An id used again (rare): one by one, for the problems. An id seen
             # before keeps its place in by_id, as when all come in one call.
             self._build_all()
