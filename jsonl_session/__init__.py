@@ -80,8 +80,10 @@ if TYPE_CHECKING:
         FORMATS as EXPORT_FORMATS,
     )
     from jsonl_session.export import (
+        ExportChunks,
         ExportFormat,
         ExportResult,
+        export_chunks,
         export_html,
         export_json,
         export_markdown,
@@ -157,7 +159,7 @@ if TYPE_CHECKING:
     from jsonl_session.tree import TreeIndex, TreeNode, iter_nodes
     from jsonl_session.views.describe import entry_summary
     from jsonl_session.views.redact import Redactor, redact_text
-    from jsonl_session.views.textconv import textconv
+    from jsonl_session.views.textconv import textconv, textconv_chunks
 
 # name -> (module, attribute there); loaded on first use by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {
@@ -229,9 +231,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Redactor": ("views.redact", "Redactor"),
     "redact_text": ("views.redact", "redact_text"),
     "textconv": ("views.textconv", "textconv"),
+    "textconv_chunks": ("views.textconv", "textconv_chunks"),
     "EXPORT_FORMATS": ("export", "FORMATS"),
     "ExportFormat": ("export", "ExportFormat"),
     "ExportResult": ("export", "ExportResult"),
+    "ExportChunks": ("export", "ExportChunks"),
+    "export_chunks": ("export", "export_chunks"),
     "export_html": ("export", "export_html"),
     "export_json": ("export", "export_json"),
     "export_markdown": ("export", "export_markdown"),
@@ -336,6 +341,7 @@ __all__ = [
     "Cost",
     "CustomMessage",
     "EntryValidationError",
+    "ExportChunks",
     "ExportFormat",
     "ExportResult",
     "ExtractiveSummarizer",
@@ -401,6 +407,7 @@ __all__ = [
     "estimate_context_tokens",
     "estimate_projected_context_tokens",
     "estimate_tokens",
+    "export_chunks",
     "export_html",
     "export_json",
     "export_markdown",
@@ -438,6 +445,7 @@ __all__ = [
     "take_turn",
     "target_for",
     "textconv",
+    "textconv_chunks",
     "to_anthropic",
     "to_json",
     "to_openai_chat",

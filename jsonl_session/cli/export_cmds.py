@@ -62,7 +62,7 @@ def export(
     ] = False,
 ) -> None:
     """Export as Markdown, one self-contained HTML page, or JSON (entries with the tree)."""
-    from jsonl_session import Session, export_session, write_export
+    from jsonl_session import Session, export_chunks, write_export
 
     if as_json and output is None:
         raise usage(
@@ -71,32 +71,38 @@ def export(
     path = session_file(ctx, file)
     session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
-    result = export_session(
+    # written as it is made: a large session is never held whole
+    chunks = export_chunks(
         session, fmt.value, leaf_id=leaf_id, all_branches=all_branches, redact=redact
     )
-    if redact:
-        kinds = ", ".join(f"{kind} {n}" for kind, n in result.redactions.items())
-        noun = "secret" if result.redacted == 1 else "secrets"
-        err().print(f"redacted {result.redacted} {noun}" + (f" ({kinds})" if kinds else ""))
     if output is None:
         from jsonl_session.cli.terminal_text import json_visible, visible
 
         # to a terminal or pipe, control characters from the file are shown escaped
         # (JSON keeps them as \u escapes); a file written with -o keeps them exactly
-        if fmt.value == "json":
-            sys.stdout.buffer.write(json_visible(result.text.encode("utf-8", "surrogatepass")))
-        else:
-            sys.stdout.write(visible(result.text))
+        for piece in chunks:
+            if fmt.value == "json":
+                sys.stdout.buffer.write(json_visible(piece.encode("utf-8", "surrogatepass")))
+            else:
+                sys.stdout.write(visible(piece))
         sys.stdout.flush()
+    else:
+        write_export(chunks, output, force=force, source=session.path)
+    redactions = chunks.redactions
+    redacted = sum(redactions.values())
+    if redact:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in redactions.items())
+        noun = "secret" if redacted == 1 else "secrets"
+        err().print(f"redacted {redacted} {noun}" + (f" ({kinds})" if kinds else ""))
+    if output is None:
         return
-    write_export(result.text, output, force=force, source=session.path)
     if as_json:
         print_json(
             {
                 "path": str(output),
                 "format": fmt.value,
-                "redacted": result.redacted,
-                "redactions": dict(result.redactions),
+                "redacted": redacted,
+                "redactions": dict(redactions),
             }
         )
         return
@@ -106,9 +112,10 @@ def export(
 @reports_errors
 def textconv(ctx: typer.Context, file: InputArg) -> None:
     """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
-    from jsonl_session import textconv as transcript_text
+    from jsonl_session import textconv_chunks
     from jsonl_session.cli.terminal_text import visible
 
     path = session_file(ctx, file)
-    sys.stdout.write(visible(transcript_text(path, cache=cache_for(ctx))))
+    for piece in textconv_chunks(path, cache=cache_for(ctx)):  # written as it is made
+        sys.stdout.write(visible(piece))
     sys.stdout.flush()

@@ -9,13 +9,22 @@ file. Entry views, runs and redaction are views/'s.
 
 from jsonl_session.export.json import export_json
 from jsonl_session.export.plan import FORMATS, ExportFormat, ExportPlan, ExportResult
-from jsonl_session.export.render import export_html, export_markdown, export_session, write_export
+from jsonl_session.export.render import (
+    ExportChunks,
+    export_chunks,
+    export_html,
+    export_markdown,
+    export_session,
+    write_export,
+)
 
 __all__ = [
     "FORMATS",
+    "ExportChunks",
     "ExportFormat",
     "ExportPlan",
     "ExportResult",
+    "export_chunks",
     "export_html",
     "export_json",
     "export_markdown",

@@ -11,9 +11,10 @@ stylesheet html_style.py's; what the export shows is plan.py's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from jsonl_session.export.html_parts import PartRenderer, main_argument
+from jsonl_session.export.html_parts import PartRenderer
 from jsonl_session.export.html_style import page_css
 from jsonl_session.export.html_tree import branch_index, run_anchor
 from jsonl_session.export.markup import escape, json_html
@@ -24,23 +25,29 @@ from jsonl_session.views.transcript import EntryView
 
 
 def render_html(plan: ExportPlan) -> str:
+    return "".join(iter_html(plan))
+
+
+def iter_html(plan: ExportPlan) -> Iterator[str]:
+    """The page in pieces, one entry at a time (memory bounded by the largest entry);
+    the pieces joined are the whole page."""
     title = escape(plan.title())
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in plan.facts())
-    body = [f'<header class="top"><h1>{title}</h1><dl class="facts">{facts}</dl></header>']
-    body.append(branch_index(plan))
-    body.append("<main>")
-    parts = PartRenderer()
-    for run, entries in plan.shown:
-        body.append("<h2>Conversation</h2>" if run is None else _run_heading(plan, run))
-        body.extend(_entry(plan, parts, plan.view(entry)) for entry in entries)
-    body.append("</main>")
-    head = (
+    yield (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark">'
         f"<title>{title}</title><style>{page_css()}</style></head><body>"
     )
-    return head + "\n".join(body) + "</body></html>\n"
+    yield f'<header class="top"><h1>{title}</h1><dl class="facts">{facts}</dl></header>'
+    yield "\n" + branch_index(plan)
+    yield "\n<main>"
+    parts = PartRenderer()
+    for run, entries in plan.shown:
+        yield "\n" + ("<h2>Conversation</h2>" if run is None else _run_heading(plan, run))
+        for entry in entries:
+            yield "\n" + _entry(plan, parts, plan.take_view(entry))
+    yield "\n</main></body></html>\n"
 
 
 def _run_heading(plan: ExportPlan, run: Run) -> str:
@@ -68,8 +75,8 @@ def _entry(plan: ExportPlan, parts: PartRenderer, view: EntryView) -> str:
     if view.kind == "tool-result":
         call_id = as_text(entry.data().get("message", {}).get("toolCallId", ""))
         call = parts.call_of(call_id)
-        if call is not None and main_argument(call[1], 80):
-            detail += f" · <code>{escape(main_argument(call[1], 80))}</code>"
+        if call is not None and call.main:
+            detail += f" · <code>{escape(call.main)}</code>"
     detail = f"{detail} · " if detail else ""
     body = parts.parts(view, call_id)
     if view.kind == "summary":

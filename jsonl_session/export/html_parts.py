@@ -12,10 +12,11 @@ turned into HTML by markup.py; the entry around the parts is html.py's.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from jsonl_session.export.markup import Markup, diff_html, escape, escape_text, json_html
-from jsonl_session.format.walk import loads_text
+from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.transcript import EntryView, Part
 
@@ -26,11 +27,21 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _MAIN_ARGUMENTS = ("command", "path", "file_path", "pattern", "query", "url", "name")
 
 
+@dataclass(frozen=True, slots=True)
+class CallSeen:
+    """What a tool result shows of the call it answers: the tool, its main argument
+    (80 characters), the file it read. Kept small: a page remembers every call."""
+
+    name: str
+    main: str
+    path: str
+
+
 class PartRenderer:
     """Renders parts; tool calls are remembered by id for the results that follow."""
 
     def __init__(self) -> None:
-        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.calls: dict[str, CallSeen] = {}
         self.markup = Markup()
 
     def parts(self, view: EntryView, call_id: str = "") -> str:
@@ -38,10 +49,10 @@ class PartRenderer:
         call = self.calls.get(call_id) if call_id else None
         return "".join(self.part(part, call) for part in view.parts)
 
-    def call_of(self, call_id: str) -> tuple[str, dict[str, Any]] | None:
+    def call_of(self, call_id: str) -> CallSeen | None:
         return self.calls.get(call_id)
 
-    def part(self, part: Part, call: tuple[str, dict[str, Any]] | None = None) -> str:
+    def part(self, part: Part, call: CallSeen | None = None) -> str:
         kind = part.kind
         if kind == "text":
             return f'<div class="md">{self.markup.markdown(part.text)}</div>'
@@ -70,7 +81,8 @@ class PartRenderer:
             arguments = None
         args = arguments if isinstance(arguments, dict) else {}
         if part.ref:
-            self.calls[part.ref] = (part.title, args)
+            path = as_text(args.get("path") or args.get("file_path") or "")
+            self.calls[part.ref] = CallSeen(part.title, main_argument(args, 80), path)
         main = main_argument(args)
         summary = f'<span class="name">{escape(part.title)}</span>'
         summary += f' <code class="arg">{escape(main)}</code>' if main else ""
@@ -80,7 +92,7 @@ class PartRenderer:
         ref = f' <span class="count">{escape(part.ref)}</span>' if part.ref else ""
         return _details(summary + ref, body, "tool")
 
-    def _output(self, part: Part, call: tuple[str, dict[str, Any]] | None) -> str:
+    def _output(self, part: Part, call: CallSeen | None) -> str:
         text = _plain(part.text).removesuffix("\n")
         if not text:
             return '<p class="stop">(no output)</p>'
@@ -88,8 +100,8 @@ class PartRenderer:
         error = part.title == "error"
         what = '<span class="is-error">Error output</span>' if error else "Output"
         path = ""
-        if call is not None and call[0] == "read" and not error:
-            path = str(call[1].get("path") or call[1].get("file_path") or "")
+        if call is not None and call.name == "read" and not error:
+            path = call.path
         body = (
             self.markup.code(text, path=path)
             if path

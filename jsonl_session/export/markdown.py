@@ -7,6 +7,7 @@ What the export shows is plan.py's; this module only renders an ExportPlan.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from jsonl_session.export.plan import ExportPlan
 from jsonl_session.views.runs import iter_runs
@@ -14,15 +15,39 @@ from jsonl_session.views.transcript import EntryView, Part
 
 
 def render_markdown(plan: ExportPlan) -> str:
-    lines = [f"# {plan.title()}", ""]
-    lines += [f"- **{key}:** {value}" for key, value in plan.facts()] + [""]
+    return "".join(iter_markdown(plan))
+
+
+def iter_markdown(plan: ExportPlan) -> Iterator[str]:
+    """The Markdown export in pieces, one entry at a time (memory bounded by the
+    largest entry); the pieces joined are the whole document."""
+    head = [f"# {plan.title()}", ""]
+    head += [f"- **{key}:** {value}" for key, value in plan.facts()] + [""]
     if plan.all_branches:
-        lines += ["## Branches", "", *_outline(plan), ""]
+        head += ["## Branches", "", *_outline(plan), ""]
+    return _ending_once(_pieces(plan, head))
+
+
+def _pieces(plan: ExportPlan, head: list[str]) -> Iterator[str]:
+    yield "".join(f"{line}\n" for line in head)
     for run, entries in plan.shown:
-        lines += [f"## {plan.run_title(run) if run else 'Conversation'}", ""]
+        yield f"## {plan.run_title(run) if run else 'Conversation'}\n\n"
         for entry in entries:
-            lines += _md_entry(plan, plan.view(entry))
-    return "\n".join(lines).rstrip() + "\n"
+            yield "".join(f"{line}\n" for line in _md_entry(plan, plan.take_view(entry)))
+
+
+def _ending_once(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` with the whitespace at the very end replaced by one newline: the
+    whitespace a piece ends with is held back until more text follows it."""
+    held = ""
+    for piece in pieces:
+        text = piece.rstrip()
+        if text:
+            yield held + text
+            held = piece[len(text) :]
+        else:
+            held += piece
+    yield "\n"
 
 
 def _outline(plan: ExportPlan) -> list[str]:

@@ -90,9 +90,18 @@ class ExportPlan:
         return title + (" · active" if run is self.leaf_run else "")
 
     def view(self, entry: StoredEntry) -> EntryView:
+        """The view of ``entry``, kept until `take_view` takes it (for a title or an
+        outline that shows an entry before its turn)."""
         if entry.id not in self._views:
             self._views[entry.id] = view_entry(entry, self.redactor)
         return self._views[entry.id]
+
+    def take_view(self, entry: StoredEntry) -> EntryView:
+        """The view of ``entry`` where the export shows it: the one `view` made, else a
+        new one; not kept, so an export holds one entry's view at a time. Each entry is
+        shown once, so each secret is counted once."""
+        made = self._views.pop(entry.id, None)
+        return made if made is not None else view_entry(entry, self.redactor)
 
     def title(self) -> str:
         if self.name:

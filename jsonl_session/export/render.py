@@ -10,14 +10,54 @@ the Markdown and highlighting libraries); the JSON document is json.py's `export
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.export.json import export_json
-from jsonl_session.export.markdown import render_markdown
+from jsonl_session.export.json import iter_json
+from jsonl_session.export.markdown import iter_markdown
 from jsonl_session.export.plan import ExportFormat, ExportPlan, ExportResult
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
+from jsonl_session.views.redact import Redactor
+
+
+class ExportChunks:
+    """An export as it is made, piece by piece (iterate once): a large session is
+    written as it goes, holding one entry at a time. ``redactions`` (by kind) is
+    complete once every piece was taken."""
+
+    def __init__(self, pieces: Iterator[str], redactor: Redactor) -> None:
+        self._pieces = pieces
+        self._redactor = redactor
+
+    def __iter__(self) -> Iterator[str]:
+        return self._pieces
+
+    @property
+    def redactions(self) -> dict[str, int]:
+        return self._redactor.summary()
+
+
+def export_chunks(
+    session: Session,
+    fmt: ExportFormat,
+    *,
+    leaf_id: str | None = None,
+    all_branches: bool = False,
+    redact: bool = False,
+) -> ExportChunks:
+    """The export of `export_session`, in pieces to write as they come."""
+    if fmt == "json":
+        redactor = Redactor(enabled=redact)
+        return ExportChunks(iter_json(session, leaf_id, redactor), redactor)
+    plan = ExportPlan(session, leaf_id, all_branches, redact)
+    if fmt == "html":
+        # Markdown and highlighting libraries load only for the page
+        from jsonl_session.export.html import iter_html
+
+        return ExportChunks(iter_html(plan), plan.redactor)
+    return ExportChunks(iter_markdown(plan), plan.redactor)
 
 
 def export_session(
@@ -28,16 +68,11 @@ def export_session(
     all_branches: bool = False,
     redact: bool = False,
 ) -> ExportResult:
-    """Export in ``fmt``; see export_markdown, export_html and export_json."""
-    if fmt == "json":
-        return export_json(session, leaf_id, redact=redact)
-    plan = ExportPlan(session, leaf_id, all_branches, redact)
-    if fmt == "html":
-        # Markdown and highlighting libraries load only for the page
-        from jsonl_session.export.html import render_html
-
-        return ExportResult(render_html(plan), plan.redactor.summary())
-    return ExportResult(render_markdown(plan), plan.redactor.summary())
+    """Export in ``fmt``; see export_markdown, export_html and export_json. For a large
+    session, `export_chunks` and `write_export` write it without holding it whole."""
+    chunks = export_chunks(session, fmt, leaf_id=leaf_id, all_branches=all_branches, redact=redact)
+    text = "".join(chunks)
+    return ExportResult(text, chunks.redactions)
 
 
 def export_markdown(
@@ -60,15 +95,18 @@ def export_html(
 
 
 def write_export(
-    text: str, output: Path, *, force: bool = False, source: Path | None = None
+    text: str | Iterable[str], output: Path, *, force: bool = False, source: Path | None = None
 ) -> Path:
-    """Write an export to ``output``: never over ``source`` (the session), and over an
-    existing file only with ``force`` (a symbolic link there is replaced, never
-    followed). The file is mode 0600 and appears whole or not at all
-    (storage/outputs.py). Raises SessionWriteError when refused or when writing fails."""
+    """Write an export (its text, or its pieces as `export_chunks` makes them) to
+    ``output``: never over ``source`` (the session), and over an existing file only
+    with ``force`` (a symbolic link there is replaced, never followed). The file is
+    mode 0600 and appears whole or not at all (storage/outputs.py). Raises
+    SessionWriteError when refused or when writing fails."""
     output = Path(output)
     if source is not None and output.exists() and os.path.samefile(output, source):
         raise SessionWriteError(f"{output}: is the session being exported; choose another file")
+    pieces = [text] if isinstance(text, str) else text
     with output_file(output, replace=force) as out:
-        out.write(text.encode("utf-8", errors="backslashreplace"))
+        for piece in pieces:
+            out.write(piece.encode("utf-8", errors="backslashreplace"))
     return output

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from jsonl_session.errors import SessionFormatError
@@ -30,10 +31,17 @@ def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
     still gives its lines. No current time, no path of the file itself. ``cache``: as
     for `Session.open` (False: read the file in full, leave the cache alone).
     """
+    return "".join(textconv_chunks(path, cache=cache))
+
+
+def textconv_chunks(path: Path | str, *, cache: CacheOption = None) -> Iterator[str]:
+    """The transcript of `textconv` in pieces, one line of the file at a time, to
+    write as they come (memory bounded by the largest entry, not the session)."""
     try:
         loaded = load_entries(path, cache=cache)
     except SessionFormatError as exc:
-        return _unreadable(Path(path), exc)
+        yield _unreadable(Path(path), exc)
+        return
     header = dict(loaded.header)
     head = [f"session {as_text(header.pop('id', '?'))} (format version {loaded.version_read})"]
     for key, label in (("timestamp", "created"), ("cwd", "cwd"), ("parentSession", "forked from")):
@@ -43,7 +51,7 @@ def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
     header.pop("version", None)
     if header:
         head.append(f"header {dump_json(header, indent=False)}")
-    blocks = ["\n".join(head)]
+    yield "\n".join(head)
     problems = {p.line: p for p in loaded.problems if p.line is not None}
     damaged = [(b.line, b.raw) for b in loaded.bad_lines]
     if loaded.torn_tail is not None:
@@ -56,12 +64,12 @@ def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
         if isinstance(item, bytes):
             problem = problems.get(line)
             why = problem.kind if problem is not None else "damaged"
-            blocks.append(f"!! line {line}: damaged ({why})\n{_indent(_decode(item))}")
+            yield f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
             continue
-        blocks.append(_entry_block(item, previous, item.id in seen))
+        yield "\n\n" + _entry_block(item, previous, item.id in seen)
         seen.add(item.id)
         previous = item.id
-    return "\n\n".join(blocks) + "\n"
+    yield "\n"
 
 
 def _entry_block(entry: StoredEntry, previous: str | None, repeated: bool) -> str:
