@@ -145,20 +145,21 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     try:
         with open(file_path, "rb") as handle:
             fd = handle.fileno()
-            mtime = os.fstat(fd).st_mtime
+            before = os.fstat(fd)  # taken before reading: see stamp()
+            mtime = before.st_mtime
             records = RecordCache(root, "listing", _ListingRecord, version=3) if root else None
             found = records.load(file_path, fd) if records is not None else None
             covered = found[0].covered if found is not None else 0
             handle.seek(covered)
             data = handle.read()
             if found is None:
-                return _describe_and_keep(file_path, data, mtime, records, fd)
+                return _describe_and_keep(file_path, data, before, records, fd)
             record = found[1]
             cut = data.rfind(b"\n") + 1
             facts = record.facts.then(_facts(data, 0, cut))
             if records is not None and cut:
                 crc = zlib.crc32(memoryview(data)[:cut], found[0].crc)  # no second read
-                mark = stamp(fd, covered + cut, crc)
+                mark = stamp(fd, covered + cut, crc, before)
                 records.save(file_path, mark, _ListingRecord(record.header, facts))
     except OSError as exc:
         return _broken(file_path, None, exc.strerror or str(exc))
@@ -166,8 +167,13 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
 
 
 def _describe_and_keep(
-    path: Path, data: bytes, mtime: float, records: RecordCache[_ListingRecord] | None, fd: int
+    path: Path,
+    data: bytes,
+    before: os.stat_result,
+    records: RecordCache[_ListingRecord] | None,
+    fd: int,
 ) -> SessionInfo:
+    mtime = before.st_mtime
     header_line = first_line(data)
     header: dict[str, Any] | None = None
     try:
@@ -194,7 +200,7 @@ def _describe_and_keep(
     # A header without its newline may still grow: nothing is kept until it ends.
     if records is not None and cut and header_line.terminated:
         crc = zlib.crc32(memoryview(data)[:cut])  # of the bytes read: no second read
-        records.save(path, stamp(fd, cut, crc), _ListingRecord(head, facts))
+        records.save(path, stamp(fd, cut, crc, before), _ListingRecord(head, facts))
     return _info(path, head, facts.then(_facts(data, cut)), mtime)
 
 

@@ -16,6 +16,7 @@ reading the file gives the entry (derived from the session id and the line, so
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -189,6 +190,7 @@ def _cached_texts(
     tool output (a record of its own), else the messages and names."""
     with open(path, "rb") as handle:
         fd = handle.fileno()
+        before = os.fstat(fd)  # taken before reading: see stamp()
         found = records.load(path, fd)
         if found is None:
             data = handle.read()
@@ -202,7 +204,8 @@ def _cached_texts(
             next_number = header.number + 1 + data.count(b"\n", start, cut)
             record = _SearchRecord(session_id, kept, next_number)
             if header.terminated:  # a header without its newline may still grow
-                records.save(path, stamp(fd, cut, zlib.crc32(memoryview(data)[:cut])), record)
+                crc = zlib.crc32(memoryview(data)[:cut])
+                records.save(path, stamp(fd, cut, crc, before), record)
         else:
             mark, record = found
             handle.seek(mark.covered)
@@ -213,7 +216,7 @@ def _cached_texts(
                 next_number = record.next_number + data.count(b"\n", 0, cut)
                 record = _SearchRecord(record.session_id, record.texts + added, next_number)
                 crc = zlib.crc32(memoryview(data)[:cut], mark.crc)  # no second read
-                records.save(path, stamp(fd, mark.covered + cut, crc), record)
+                records.save(path, stamp(fd, mark.covered + cut, crc, before), record)
     tail = _texts(data[cut:], -1, record.next_number, tools=tools)
     return record.session_id, record.texts + tail
 

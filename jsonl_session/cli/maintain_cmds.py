@@ -128,7 +128,10 @@ def _check(ctx: typer.Context, path: Path, repair: bool) -> dict[str, Any]:
         session = Session.open(path, cache=cache)
     except SessionFormatError as exc:
         report["error"] = naming_stdin(str(exc))
-        report["problems"] = [{"kind": "format", "message": exc.problem, "line": exc.line}]
+        problem = {"kind": "format", "message": exc.problem, "line": exc.line}
+        report["problems"] = [problem, *_leftovers(path)]
+        if repair:  # what killed writes left beside it goes even if the file cannot be read
+            report["repaired"] = [f"removed {p}" for p in _remove_leftovers(path)]
         return report
     report["version"] = session.version_read
     report["entries"] = len(session.entries)
@@ -139,6 +142,7 @@ def _check(ctx: typer.Context, path: Path, repair: bool) -> dict[str, Any]:
             made = session.repair()
         except JsonlSessionError as exc:
             report["error"] = naming_stdin(str(exc))
+            report["repaired"] = [f"removed {p}" for p in _remove_leftovers(path)]
             return report
         report["repaired"] = [str(p) for p in made]
         report["repaired"] += [f"removed {p}" for p in _remove_leftovers(path)]
@@ -188,8 +192,8 @@ def _print_report(report: dict[str, Any]) -> None:
     shown_as_problem = bool(problems) and problems[0]["kind"] == "format"
     if error and not shown_as_problem:
         out().print(styled("  ", ("error:", "red"), f" {error}"))
-    for made in report.get("repaired", []):
-        out().print(f"  wrote {made}")
+    for made in report.get("repaired", []):  # a path written, or "removed <path>"
+        out().print(f"  {made}" if made.startswith("removed ") else f"  wrote {made}")
     if "problemsAfter" in report:
         left = len(report["problemsAfter"])
         remain = "1 problem remains" if left == 1 else f"{left or 'no'} problems remain"

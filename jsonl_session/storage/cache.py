@@ -92,16 +92,12 @@ class Stamp(msgspec.Struct, array_like=True, frozen=True):
     tail: bytes  # hash of the last bytes before ``covered``
 
 
-def stamp(
-    fd: int, covered: int, crc: int | None = None, info: os.stat_result | None = None
-) -> Stamp:
+def stamp(fd: int, covered: int, crc: int | None, info: os.stat_result) -> Stamp:
     """A stamp for the first ``covered`` bytes of the open file ``fd``.
 
     ``crc``: their CRC-32 when the caller computed it from the bytes it read (else
-    they are read again); ``info``: the file's stat taken before the caller read it,
-    so that a change made while it read shows as a change next time."""
-    if info is None:
-        info = os.fstat(fd)
+    they are read again); ``info``: the file's stat taken *before* the caller read
+    it (required: a stat taken after would hide a change made while it read)."""
     if crc is None:
         crc = prefix_crc(fd, covered)
     head, tail = _hashes(fd, covered)
@@ -218,7 +214,6 @@ class RecordCache(Generic[_T]):
         self._kind, self._version = kind, version
         self._decoder = msgspec.msgpack.Decoder(record_type)
         self._encoder = msgspec.msgpack.Encoder(enc_hook=enc_hook)
-        self._loaded: dict[Path, tuple[int, Seen | None]] = {}  # record file: checksum, seen
         self._real_paths: dict[Path, str] = {}
 
     def file_for(self, session_path: Path) -> Path:
@@ -261,29 +256,15 @@ class RecordCache(Generic[_T]):
             # read the file instead.
             return None
         checked = Seen(envelope.checksum, checked.size, checked.mtime_ns, checked.ctime_ns)
-        self._loaded[target] = (envelope.checksum, seen)
         checked_times = (checked.size, checked.mtime_ns, checked.ctime_ns)
         if checked != seen and checked_times != (mark.size, mark.mtime_ns, mark.ctime_ns):
-            # Checked over the whole covered part: keep what was checked, so that the
-            # next open of the file as it is now is cheap.
+            # Checked over the whole covered part: keep the times the check saw (taken
+            # before it read, never after: a change made since must show as one), so
+            # that the next open of the file as it is now is cheap.
             self._write_seen(target, checked)
         return mark, record
 
-    def note_read(self, session_path: Path, fd: int) -> None:
-        """Keep the size and times of the file open as ``fd``, whose record (just
-        loaded) is left as it is although the file grew (see `_check`)."""
-        target = self.file_for(session_path)
-        loaded = self._loaded.get(target)
-        if loaded is None:
-            return
-        checksum, seen = loaded
-        info = os.fstat(fd)
-        now = Seen(checksum, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        if now != seen:
-            self._write_seen(target, now)
-
     def _write_seen(self, target: Path, seen: Seen) -> None:
-        self._loaded[target] = (seen.checksum, seen)
         failure = _write_whole(target.with_suffix(_SEEN), _seen_encoder.encode(seen))
         if failure is not None:
             self.not_kept(target, failure)

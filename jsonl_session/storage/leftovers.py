@@ -13,7 +13,9 @@ outputs.py's; ``<file>.v<N>.bak-<n>`` for the backups of a rewrite) and two rule
   session (the file is only renamed or linked in when complete).
 - An extra hard link of a session file is *our backup* when it sits in the same
   folder, is named as a backup of that file and is the same inode: a rewrite killed
-  between linking the backup and renaming the new file in leaves exactly that.
+  between linking the backup and renaming the new file in leaves exactly that. It is
+  *our temporary name* when it carries our temporary name instead: a new file (a
+  session, a fork) killed between being linked in and losing its temporary name.
 
 Removing abandoned files is `remove_abandoned_temps` (store.py calls it before it
 writes a new file or rewrites one; `doctor --repair` too); `abandoned_temps` lists
@@ -123,6 +125,30 @@ def own_backup_links(path: Path, info: os.stat_result) -> list[Path]:
     links = []
     for name in names:
         if not pattern.fullmatch(name):
+            continue
+        try:
+            other = os.lstat(path.parent / name)
+        except OSError:
+            continue
+        if stat.S_ISREG(other.st_mode) and (other.st_dev, other.st_ino) == (
+            info.st_dev,
+            info.st_ino,
+        ):
+            links.append(path.parent / name)
+    return links
+
+
+def own_temp_links(path: Path, info: os.stat_result) -> list[Path]:
+    """Our temporary names beside ``path`` (whose stat is ``info``) that are the same
+    inode: a new file is written under a temporary name and linked in, so a write
+    killed between the link and removing the temporary name leaves one. Sorted."""
+    try:
+        names = sorted(os.listdir(path.parent))
+    except OSError:
+        return []
+    links = []
+    for name in names:
+        if not _TEMP_NAME.fullmatch(name):
             continue
         try:
             other = os.lstat(path.parent / name)

@@ -221,17 +221,15 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         read = scan_regions(regions, after, header_line.number + 1, source=source)
     loaded = _assemble(header, header_line, read, path, table)
     grown = read.newline_through - (found[0].covered if found is not None else 0)
-    if records is not None and grown > 0:
-        if found is None or grown >= REFRESH_BYTES:
-            covered = read.newline_through
-            try:
-                record = _record(header_line, read, table)
-            except RECORD_ENCODING_ERRORS as exc:  # a lone surrogate, an int beyond 64 bits
-                records.not_kept(path, f"a value it cannot hold ({exc})")
-            else:
-                records.save(path, stamp(fd, covered, crc.at(covered), before), record)
+    # Else the record stays as it is; `load` kept the times its check saw.
+    if records is not None and grown > 0 and (found is None or grown >= REFRESH_BYTES):
+        covered = read.newline_through
+        try:
+            record = _record(header_line, read, table)
+        except RECORD_ENCODING_ERRORS as exc:  # a lone surrogate, an int beyond 64 bits
+            records.not_kept(path, f"a value it cannot hold ({exc})")
         else:
-            records.note_read(path, fd)
+            records.save(path, stamp(fd, covered, crc.at(covered), before), record)
     return loaded
 
 

@@ -95,9 +95,14 @@ def output_file(
         # 0600; the name is the one store.py's temporaries have (SPEC), so a leftover
         # from a killed run is recognisably ours
         fd, temp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
+    except OSError as exc:
+        raise write_failed(target, exc) from None
+    try:
         # locked while it exists, so no other write's cleanup takes it for abandoned
         try_lock(fd)
-    except OSError as exc:
+    except OSError as exc:  # no locks here (an NFS mount without a lock daemon)
+        os.close(fd)
+        _remove_quietly(temp)
         raise write_failed(target, exc) from None
     handle = os.fdopen(fd, "wb")
     placed = False

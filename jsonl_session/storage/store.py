@@ -41,6 +41,7 @@ from jsonl_session.storage.leftovers import (
     TEMP_PREFIX,
     TEMP_SUFFIX,
     own_backup_links,
+    own_temp_links,
     remove_abandoned_temps,
 )
 from jsonl_session.storage.paths import ensure_dir
@@ -85,7 +86,11 @@ def write_new_file(path: Path, data: bytes, fsync: FsyncPolicy) -> None:
     again if writing it fails.
     """
     check_fsync_policy(fsync)
-    ensure_dir(path.parent)
+    try:
+        ensure_dir(path.parent)
+    except (OSError, ValueError) as exc:  # a file where a folder should be, no permission
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SessionWriteError(f"cannot write {path}: {reason}; nothing was written") from None
     sync = fsync == "always"
     remove_abandoned_temps(path.parent)  # what killed writes left here (leftovers.py)
     with contextlib.ExitStack() as stack:
@@ -340,11 +345,20 @@ class LockedFile:
             pass  # the reader skips the fragment; the next append seals it
 
     def _backup_left_by_a_killed_rewrite(self, info: os.stat_result) -> Path | None:
-        """None if the file has one link. If its other links are all our backups of
-        it (a rewrite killed between linking the backup and renaming the new file in:
-        leftovers.py), the first of them, which this rewrite keeps as its backup (it
-        holds the same bytes: it is the same file). Any other extra link is refused:
-        rewriting would split it from the session."""
+        """None if the file has one link. Our temporary names of it (a create killed
+        between linking it in and removing that name: leftovers.py) are removed: the
+        bytes stay under the session's name, and we hold its lock, so no write of ours
+        is using them. If the other links are all our backups of it (a rewrite killed
+        between linking the backup and renaming the new file in), the first of them,
+        which this rewrite keeps as its backup (it holds the same bytes: it is the same
+        file). Any other extra link is refused: rewriting would split it from the
+        session."""
+        if info.st_nlink <= 1:
+            return None
+        for temp in own_temp_links(self.real, info):
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+        info = os.fstat(self.fd)
         if info.st_nlink <= 1:
             return None
         ours = own_backup_links(self.real, info)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -248,3 +249,29 @@ def test_a_full_disk_leaves_the_old_output_and_names_the_path(tmp_path: Path) ->
         "left: out.md ",
         "old: the previous export",
     ]
+
+
+def test_a_folder_without_locks_refuses_the_output_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jsonl_session.storage import outputs
+
+    def no_locks(fd: int) -> bool:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))  # NFS without lockd
+
+    monkeypatch.setattr(outputs, "try_lock", no_locks)
+    target = tmp_path / "export.md"
+    with pytest.raises(
+        SessionWriteError, match=rf"cannot write {re.escape(str(target))}.*nothing was written"
+    ):
+        write_output(target, b"text")
+    assert listing(tmp_path) == []
+
+
+def test_a_new_session_under_a_file_is_refused_with_our_error(tmp_path: Path) -> None:
+    from jsonl_session import Session
+
+    (tmp_path / "afile").write_text("not a folder")
+    with pytest.raises(SessionWriteError, match=r"afile/sub.*Not a directory; nothing was written"):
+        session = Session.create(cwd="/w", session_dir=tmp_path / "afile" / "sub")
+        session.append_message({"role": "user", "content": "hi", "timestamp": 1})

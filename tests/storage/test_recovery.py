@@ -240,3 +240,61 @@ def test_doctor_lists_abandoned_temporary_files_and_repair_removes_them(
     assert f"removed {left}" in out
     assert "after repair: no problems remain" in out
     assert not left.exists() and path.read_bytes() == v3_bytes()
+
+
+# --- found by review: leftovers that blocked a repair, and doctor's error paths ----------
+
+
+def test_a_temporary_name_left_linked_to_a_new_session_does_not_block_a_rewrite(
+    tmp_path: Path,
+) -> None:
+    # A create (or fork) killed between linking its file in and removing the temporary
+    # name leaves the session with a second link under our temporary name.
+    path = write_file(tmp_path / "old.jsonl", v2_bytes())
+    left = tmp_path / ".jsonl-session-k1ll3d.tmp"
+    os.link(path, left)
+    session = Session.open(path)
+    session.append_message(user_message("after the crash"))  # migrates: a rewrite
+    assert not left.exists()
+    assert os.stat(path).st_nlink == 1
+    assert Session.open(path).version_read == 3
+    assert session.backups and session.backups[0].read_bytes() == v2_bytes()
+
+
+def test_doctor_repair_clears_such_a_name_and_repairs(tmp_path: Path) -> None:
+    path = write_file(tmp_path / "old.jsonl", v2_bytes())
+    os.link(path, tmp_path / ".jsonl-session-k1ll3d.tmp")
+    code, out, _ = invoke("doctor", path, "--repair")
+    assert "has 2 hard links" not in out
+    assert f"wrote {path}.v2.bak-1" in out
+    assert code == 1  # the file's bad line remains, on purpose
+    assert temps(tmp_path) == []
+    assert Session.open(path).version_read == 3
+
+
+def test_doctor_lists_and_removes_leftovers_beside_a_file_it_cannot_read(
+    tmp_path: Path, abandoned: float
+) -> None:
+    path = write_file(tmp_path / "empty.jsonl", b"")
+    left = tmp_path / ".jsonl-session-k1ll3d.tmp"
+    left.write_bytes(b"{}")
+    code, out, _ = invoke("doctor", path, "--json")
+    (report,) = json.loads(out)
+    assert code == 1
+    assert [p["kind"] for p in report["problems"]] == ["format", "leftover-temp"]
+    code, out, _ = invoke("doctor", path, "--repair")
+    assert f"removed {left}" in out and "wrote removed" not in out
+    assert not left.exists()
+
+
+def test_doctor_removes_leftovers_when_the_repair_itself_is_refused(
+    tmp_path: Path, abandoned: float
+) -> None:
+    path = write_file(tmp_path / "old.jsonl", v2_bytes())
+    os.link(path, tmp_path / "someone-elses-link.jsonl")  # a rewrite must refuse this
+    left = tmp_path / ".jsonl-session-k1ll3d.tmp"
+    left.write_bytes(b"{}")
+    code, out, _ = invoke("doctor", path, "--repair")
+    assert code == 1
+    assert "has 2 hard links" in out
+    assert not left.exists()
