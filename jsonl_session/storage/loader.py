@@ -217,7 +217,9 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
             return None
         after = after_line(start, header_line)
         crc = RunningCrc(after, zlib.crc32(start[:after]))
-        regions = crc.over(file_regions(fd, after))
+        regions = file_regions(fd, after)
+        if records is not None:  # the CRC is for the record: no cache, no CRC
+            regions = crc.over(regions)
         read = scan_regions(regions, after, header_line.number + 1, source=source)
     loaded = _assemble(header, header_line, read, path, table)
     grown = read.newline_through - (found[0].covered if found is not None else 0)

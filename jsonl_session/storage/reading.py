@@ -226,7 +226,7 @@ def _scan_region(
             _sort(out, line, offset, check_utf8)
             _leave_to_source(out, source)
     ordinal += len(spans)
-    out.next_number = out.newline_number = number + region.count(b"\n", 0, cut)
+    out.next_number = out.newline_number = number + _lines_through(region, cut, spans)
     out.complete_through = out.newline_through = base + cut
     tail = region[cut:]
     if tail.strip():
@@ -237,6 +237,16 @@ def _scan_region(
             out.complete_through = base + len(region)
         ordinal += 1
     return ordinal
+
+
+def _lines_through(region: bytes, cut: int, spans: list[LineSpan]) -> int:
+    """How many lines ``region[:cut]`` holds (it ends at a newline): the spans number
+    every line, blank ones too, so only the blank lines after the last are counted."""
+    if not spans:
+        return region.count(b"\n", 0, cut)
+    last_index, _, last_end, _ = spans[-1]
+    newline = region.find(b"\n", last_end, cut)
+    return last_index + 1 + region.count(b"\n", newline + 1, cut)
 
 
 def _bulk_envelopes(region: bytes, cut: int, expected: int) -> list[BulkEnvelope] | None:
