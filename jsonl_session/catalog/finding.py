@@ -147,7 +147,11 @@ def files_of(folder: Path, all_projects: bool) -> list[Path]:
     if not folder.is_dir():
         raise SessionFormatError(folder, None, "no such folder")
     if not all_projects:
-        return [f for f in sorted(folder.glob("*.jsonl")) if f.is_file()]
+        # scandir's entries know a regular file without a stat (the listing stats
+        # each file once, later); names sort as the paths of one folder do
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.name.endswith(".jsonl") and e.is_file()]
+        return [folder / name for name in sorted(names)]
     found = []
     seen: set[str] = set()  # folders linked twice (or in a loop) are walked once
     for place, folders, names in os.walk(folder, followlinks=True):

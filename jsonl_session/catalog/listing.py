@@ -34,7 +34,15 @@ from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_objec
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import joined_text
-from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
+from jsonl_session.storage.cache import (
+    RECORD_ENCODING_ERRORS,
+    CacheOption,
+    Stamp,
+    cache_root,
+    stamp,
+    still_valid,
+)
+from jsonl_session.storage.facts_index import FactsIndex, now_ns
 from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
 from jsonl_session.storage.paths import session_dir_for
 
@@ -138,41 +146,87 @@ class _ListingRecord(msgspec.Struct, array_like=True):
 def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     """Describe one session file; never raises for a damaged file (see ``problem``).
 
-    The listing facts of the file's whole lines are kept in the cache (storage/cache.py),
-    so describing it again reads only the bytes appended since."""
-    file_path = Path(path)
+    The listing facts of the file's whole lines are kept in the facts index
+    (storage/facts_index.py), so describing it again costs a ``stat`` when it has not
+    changed, and reads only the bytes appended since when it has."""
+    index = _index(cache)
+    info = _describe(Path(path), index)
+    if index is not None:
+        index.save()
+    return info
+
+
+_RECORD_KIND, _RECORD_VERSION = "listing", 4  # 3 was one record file per session
+_record_encoder = msgspec.msgpack.Encoder()
+_record_decoder = msgspec.msgpack.Decoder(_ListingRecord)
+
+
+def _index(cache: CacheOption) -> FactsIndex | None:
     root = cache_root(cache)
+    return FactsIndex(root, _RECORD_KIND, _RECORD_VERSION) if root is not None else None
+
+
+def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
+    key = os.path.abspath(file_path)
+    row = index.get(key) if index is not None else None
+    record = _decoded(row.record) if row is not None else None
+    if row is not None and record is not None:
+        try:
+            now = os.stat(file_path)
+        except OSError:
+            pass  # described below, with the reason
+        else:
+            if row.trusted_for(now) and row.stamp.covered == now.st_size:
+                return _info(file_path, record.header, record.facts, now.st_mtime)
     try:
         with open(file_path, "rb") as handle:
             fd = handle.fileno()
-            before = os.fstat(fd)  # taken before reading: see stamp()
-            mtime = before.st_mtime
-            records = RecordCache(root, "listing", _ListingRecord, version=3) if root else None
-            found = records.load(file_path, fd) if records is not None else None
-            covered = found[0].covered if found is not None else 0
+            before, taken = os.fstat(fd), now_ns()  # taken before reading: see stamp()
+            found = row is not None and record is not None and still_valid(row.stamp, fd)
+            if not found or row is None or record is None:
+                kept = (index, key, fd, taken)
+                return _describe_and_keep(file_path, handle.read(), before, kept)
+            covered = row.stamp.covered
             handle.seek(covered)
             data = handle.read()
-            if found is None:
-                return _describe_and_keep(file_path, data, before, records, fd)
-            record = found[1]
             cut = data.rfind(b"\n") + 1
             facts = record.facts.then(_facts(data, 0, cut))
-            if records is not None and cut:
-                crc = zlib.crc32(memoryview(data)[:cut], found[0].crc)  # no second read
+            if index is not None:  # stamped anew: once quiet, a stat will do
+                crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
                 mark = stamp(fd, covered + cut, crc, before)
-                records.save(file_path, mark, _ListingRecord(record.header, facts))
+                _keep(index, key, mark, taken, record.header, facts)
     except OSError as exc:
         return _broken(file_path, None, exc.strerror or str(exc))
-    return _info(file_path, record.header, facts.then(_facts(data, cut)), mtime)
+    return _info(file_path, record.header, facts.then(_facts(data, cut)), before.st_mtime)
+
+
+def _decoded(record: bytes) -> _ListingRecord | None:
+    try:
+        decoded: _ListingRecord = _record_decoder.decode(record)
+    except (msgspec.MsgspecError, TypeError, ValueError):
+        return None  # a damaged row: the file is read
+    return decoded
+
+
+def _keep(
+    index: FactsIndex, key: str, mark: Stamp, taken: int, head: _HeaderFacts, facts: _Facts
+) -> None:
+    try:
+        record = _record_encoder.encode(_ListingRecord(head, facts))
+    except RECORD_ENCODING_ERRORS:  # a lone surrogate in a name: that file is read each time
+        return
+    index.put(key, mark, taken, record)
 
 
 def _describe_and_keep(
     path: Path,
     data: bytes,
     before: os.stat_result,
-    records: RecordCache[_ListingRecord] | None,
-    fd: int,
+    kept: tuple[FactsIndex | None, str, int, int],
 ) -> SessionInfo:
+    """Describe a file read whole, and keep its facts in ``kept``: (the index, the
+    file's key there, its descriptor, when its stat ``before`` was taken)."""
+    index, key, fd, taken = kept
     mtime = before.st_mtime
     header_line = first_line(data)
     header: dict[str, Any] | None = None
@@ -198,9 +252,9 @@ def _describe_and_keep(
     cut = max(start, data.rfind(b"\n") + 1)
     facts = _facts(data, start, cut)
     # A header without its newline may still grow: nothing is kept until it ends.
-    if records is not None and cut and header_line.terminated:
+    if index is not None and cut and header_line.terminated:
         crc = zlib.crc32(memoryview(data)[:cut])  # of the bytes read: no second read
-        records.save(path, stamp(fd, cut, crc, before), _ListingRecord(head, facts))
+        _keep(index, key, stamp(fd, cut, crc, before, data), taken, head, facts)
     return _info(path, head, facts.then(_facts(data, cut)), mtime)
 
 
@@ -387,10 +441,15 @@ def list_sessions(
 def _described(
     files: list[Path], progress: Progress | None, cache: CacheOption
 ) -> Iterable[SessionInfo]:
-    for done, path in enumerate(files, 1):
-        yield session_info(path, cache=cache)
-        if progress is not None:
-            progress(done, len(files))
+    index = _index(cache)
+    try:
+        for done, path in enumerate(files, 1):
+            yield _describe(path, index)
+            if progress is not None:
+                progress(done, len(files))
+    finally:
+        if index is not None:
+            index.save()  # one transaction for the whole listing
 
 
 def latest_session(

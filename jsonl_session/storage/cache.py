@@ -92,15 +92,23 @@ class Stamp(msgspec.Struct, array_like=True, frozen=True):
     tail: bytes  # hash of the last bytes before ``covered``
 
 
-def stamp(fd: int, covered: int, crc: int | None, info: os.stat_result) -> Stamp:
+def stamp(
+    fd: int, covered: int, crc: int | None, info: os.stat_result, data: bytes | None = None
+) -> Stamp:
     """A stamp for the first ``covered`` bytes of the open file ``fd``.
 
     ``crc``: their CRC-32 when the caller computed it from the bytes it read (else
     they are read again); ``info``: the file's stat taken *before* the caller read
-    it (required: a stat taken after would hide a change made while it read)."""
+    it (required: a stat taken after would hide a change made while it read);
+    ``data``: the file's bytes from its start as the caller read them, when it has
+    them (the hashes are then taken from them, with no read)."""
     if crc is None:
         crc = prefix_crc(fd, covered)
-    head, tail = _hashes(fd, covered)
+    if data is not None and len(data) >= covered:
+        head = _digest(data[: min(covered, _TAIL_BYTES)])
+        tail = _digest(data[max(0, covered - _TAIL_BYTES) : covered])
+    else:
+        head, tail = _hashes(fd, covered)
     return Stamp(
         info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
         covered, crc, head, tail,
@@ -292,7 +300,7 @@ class RecordCache(Generic[_T]):
 
     def not_kept(self, about: Path, reason: str) -> None:
         """Tell (once a process) that a record was not written; results do not change."""
-        _tell_not_kept(f"{self._kind} cache: no record kept for {about}: {reason}")
+        tell_not_kept(f"{self._kind} cache: no record kept for {about}: {reason}")
 
 
 _listener: Callable[[str], None] | None = None
@@ -307,7 +315,8 @@ def on_record_not_kept(listener: Callable[[str], None] | None) -> None:
     _listener, _told = listener, False
 
 
-def _tell_not_kept(message: str) -> None:
+def tell_not_kept(message: str) -> None:
+    """Tell the listener (once per process) that a record was not kept, and why."""
     global _told
     if _listener is not None and not _told:
         _told = True

@@ -7,11 +7,13 @@ the first writes records, the second must use them and rewrite none."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -33,7 +35,8 @@ from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage.cache import RecordCache
 from jsonl_session.storage.paths import session_dir_for
 
-KINDS = {"listing": 3, "search": 1}  # each kind of record and its layout version
+KINDS = {"listing": 4, "search": 1}  # each kind of record and its layout version
+LISTING_INDEX = "listing-4.sqlite"  # the listing's records: rows of one database
 NEW_MS = 1_950_000_000_000  # 2031: later than every message in the folder
 QUERIES = ("parser", "zebracorn", "ZebraCorn", 'say "hi"', "back\\slash", "é", "Renamed plan")
 APPEND_CODE = """
@@ -42,7 +45,7 @@ for path, chunk in zip(sys.argv[1::2], sys.argv[2::2]):
     with open(path, "ab") as handle, open(chunk, "rb") as source:
         handle.write(source.read())
 """
-Snapshot = dict[str, dict[str, tuple[int, int]]]
+Snapshot = dict[str, dict[str, tuple[Any, ...]]]
 
 
 def line(kind: str, entry_id: str, **fields: Any) -> bytes:
@@ -125,11 +128,39 @@ def record_file(cache_dir: Path, kind: str, session: Path) -> Path:
     return RecordCache(cache_dir, kind, object, version=KINDS[kind]).file_for(session)
 
 
+def record_key(cache_dir: Path, kind: str, session: Path) -> str:
+    """Where a session's record is: its file's name (search), its row's key (listing)."""
+    if kind == "listing":
+        return os.path.abspath(session)
+    return record_file(cache_dir, kind, session).name
+
+
+def listing_rows(cache_dir: Path) -> dict[str, tuple[Any, ...]]:
+    """The listing index's rows: file -> (stamp, record); when a row was stamped is
+    left out (a row of a file changed less than two seconds before is stamped again)."""
+    if not (cache_dir / LISTING_INDEX).exists():
+        return {}
+    with contextlib.closing(sqlite3.connect(cache_dir / LISTING_INDEX)) as db:
+        rows = db.execute("SELECT file, stamp, record FROM records").fetchall()
+    return {file: (stamp, record) for file, stamp, record in rows}
+
+
+def set_listing_row(cache_dir: Path, session: Path, stamp: bytes, record: bytes) -> None:
+    with contextlib.closing(sqlite3.connect(cache_dir / LISTING_INDEX)) as db, db:
+        db.execute(
+            "UPDATE records SET stamp = ?, record = ? WHERE file = ?",
+            (stamp, record, os.path.abspath(session)),
+        )
+
+
 def records(cache_dir: Path) -> Snapshot:
-    """Each kind's record files with their inode and mtime (a rewrite is a rename)."""
-    found = {k: sorted((cache_dir / f"{k}-{v}").glob("*.bin")) for k, v in KINDS.items()}
+    """Each kind's records: search's files with their inode and mtime (a rewrite is a
+    rename), the listing's rows."""
+    folder = cache_dir / f"search-{KINDS['search']}"
+    files = sorted(folder.glob("*.bin"))
     return {
-        k: {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in v} for k, v in found.items()
+        "search": {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files},
+        "listing": listing_rows(cache_dir),
     }
 
 
@@ -152,7 +183,7 @@ def assert_cache_agrees(
         if info["problem"] is None and b"\n" in Path(info["path"]).read_bytes()
     ]
     for kind in KINDS:
-        assert {record_file(cache_dir, kind, p).name for p in readable} <= written[kind].keys()
+        assert {record_key(cache_dir, kind, p) for p in readable} <= written[kind].keys()
     return expected_list
 
 
@@ -240,23 +271,42 @@ class TestDamagedRecords:
         expected = assert_cache_agrees(folder, own_cache_folder)
         victim, other = folder / "gen-1.jsonl", folder / "gen-2.jsonl"
         left: dict[str, bytes] = {}
+        planted: tuple[bytes, bytes] = (b"", b"")
         if damage == "folder deleted":
             shutil.rmtree(own_cache_folder)
-        for kind in KINDS if damage != "folder deleted" else ():
-            target = record_file(own_cache_folder, kind, victim)
+        else:
+            target = record_file(own_cache_folder, "search", victim)
             data = target.read_bytes()
-            left[kind] = {
-                "truncated": data[: len(data) // 2],
-                "random bytes": random.Random(kind).randbytes(len(data)),
-                "emptied": b"",
-                "swapped": record_file(own_cache_folder, kind, other).read_bytes(),
-                "path not utf-8": data.replace(b"gen-1.jsonl", b"gen-\xff.jsonl"),
-            }[damage]
-            assert left[kind] != data
-            target.write_bytes(left[kind])
+            left["search"] = damaged_copy(damage, data, other, own_cache_folder)
+            assert left["search"] != data
+            target.write_bytes(left["search"])
+            rows = listing_rows(own_cache_folder)
+            stamp, record = rows[os.path.abspath(victim)]
+            if damage == "swapped":
+                stamp, record = rows[os.path.abspath(other)]
+            elif damage == "path not utf-8":
+                stamp = stamp[:-8] + bytes(8)  # a stamp no file has
+            else:
+                record = damaged_copy(damage, record, other, own_cache_folder, kind="listing")
+            set_listing_row(own_cache_folder, victim, stamp, record)
+            planted = (stamp, record)
         assert assert_cache_agrees(folder, own_cache_folder) == expected
-        for kind, damaged in left.items():
-            assert record_file(own_cache_folder, kind, victim).read_bytes() != damaged
+        if left:
+            assert record_file(own_cache_folder, "search", victim).read_bytes() != left["search"]
+            # read afresh and kept again: the victim's own row, not what was planted
+            assert listing_rows(own_cache_folder)[os.path.abspath(victim)] != planted
+
+
+def damaged_copy(
+    damage: str, data: bytes, other: Path, cache_dir: Path, kind: str = "search"
+) -> bytes:
+    return {
+        "truncated": lambda: data[: len(data) // 2],
+        "random bytes": lambda: random.Random(kind).randbytes(len(data)),
+        "emptied": lambda: b"",
+        "swapped": lambda: record_file(cache_dir, "search", other).read_bytes(),
+        "path not utf-8": lambda: data.replace(b"gen-1.jsonl", b"gen-\xff.jsonl"),
+    }[damage]()
 
 
 class TestFileChanges:

@@ -1,0 +1,179 @@
+"""The listing's facts index (storage/facts_index.py): one SQLite database for many
+sessions, so a warm listing costs a stat per file; never a different answer, not
+even with several processes listing and appending at once, and never needed."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers_large import generate
+
+from jsonl_session import list_sessions
+from jsonl_session.catalog import listing
+from jsonl_session.storage import facts_index
+
+INDEX = "listing-4.sqlite"
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Path:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for seed in range(12):
+        generate(folder / f"s{seed:02d}.jsonl", 20 + seed, seed)
+    return folder
+
+
+@pytest.fixture
+def quiet_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files count as quiet as soon as stamped (files made now cannot be two seconds
+    old; the rest of the rule is the same)."""
+    monkeypatch.setattr(facts_index, "QUIET_NS", 0)
+
+
+def listed(folder: Path, cache: Path | bool) -> list[dict[str, Any]]:
+    return [info.to_dict() for info in list_sessions(folder, cache=cache)]
+
+
+class Opened:
+    """Counts the session files the listing opens."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.paths: list[str] = []
+        real = builtins.open
+
+        def counting(file: Any, *args: Any, **kwargs: Any) -> Any:
+            self.paths.append(str(file))
+            return real(file, *args, **kwargs)
+
+        monkeypatch.setattr(listing, "open", counting, raising=False)
+
+
+def test_a_warm_listing_opens_no_session_file(
+    sessions: Path, tmp_path: Path, quiet_at_once: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False)
+    assert listed(sessions, cache) == expected  # cold: every file read, facts kept
+    opened = Opened(monkeypatch)
+    assert listed(sessions, cache) == expected
+    assert opened.paths == []
+
+
+def test_only_the_file_that_changed_is_read_again(
+    sessions: Path, tmp_path: Path, quiet_at_once: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    listed(sessions, cache)
+    changed = sessions / "s03.jsonl"
+    line = json.loads(changed.read_bytes().splitlines()[-1])
+    line["id"] = "zz000001"
+    with changed.open("a") as file:
+        file.write(json.dumps(line) + "\n")
+    expected = listed(sessions, False)
+    opened = Opened(monkeypatch)
+    assert listed(sessions, cache) == expected
+    assert opened.paths == [str(changed)]
+
+
+def test_a_recent_file_is_checked_not_trusted_on_its_times(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Just written: within QUIET_NS of its stamp, so its times alone do not vouch for
+    # it (a write in the same clock tick could have left them as they were).
+    cache = tmp_path / "cache"
+    listed(sessions, cache)
+    expected = listed(sessions, False)
+    opened = Opened(monkeypatch)
+    assert listed(sessions, cache) == expected
+    assert len(set(opened.paths)) == 12
+
+
+def test_a_same_size_rewrite_in_place_right_after_listing_is_seen(
+    sessions: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    listed(sessions, cache)
+    target = sessions / "s05.jsonl"
+    data = target.read_bytes()
+    with target.open("r+b") as file:  # same inode, same size, maybe the same times
+        file.write(data.replace(b'"role":"user"', b'"role":"USER"', 1))
+    assert listed(sessions, cache) == listed(sessions, False)
+
+
+def test_a_damaged_index_is_rebuilt_and_never_changes_an_answer(
+    sessions: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False)
+    listed(sessions, cache)
+    (cache / INDEX).write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{cache / INDEX}{suffix}").unlink(missing_ok=True)
+    assert listed(sessions, cache) == expected
+    assert listed(sessions, cache) == expected
+    assert (cache / INDEX).read_bytes().startswith(b"SQLite format 3")
+
+
+def test_the_index_is_owner_only(sessions: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    listed(sessions, cache)
+    assert stat.S_IMODE(os.stat(cache / INDEX).st_mode) == 0o600
+
+
+LISTER = """
+import json, sys
+from jsonl_session import list_sessions
+folder, cache, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for _ in range(rounds):
+    infos = list_sessions(folder, cache=cache)
+print(json.dumps([i.to_dict() for i in infos]))
+"""
+APPENDER = """
+import json, sys
+from jsonl_session import Session
+folder, rounds = sys.argv[1], int(sys.argv[2])
+sessions = [Session.open(f"{folder}/s{n:02d}.jsonl", cache=False) for n in range(4)]
+for n in range(rounds):
+    sessions[n % 4].append_message({"role": "user", "content": f"more {n}", "timestamp": n})
+"""
+
+
+def test_processes_listing_and_appending_at_once_agree_in_the_end(
+    sessions: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", LISTER, str(sessions), str(cache), "15"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    running.append(
+        subprocess.Popen(
+            [sys.executable, "-c", APPENDER, str(sessions), "80"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+    )
+    for number, process in enumerate(running):
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err.decode()
+        if number < 2:  # a lister: every session listed, whatever it met
+            assert len(json.loads(out)) == 12
+    expected = listed(sessions, False)
+    assert listed(sessions, cache) == expected
+    assert listed(sessions, cache) == expected
