@@ -30,7 +30,15 @@ from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import text_parts
-from jsonl_session.storage.cache import CacheOption, RecordCache, cache_root, stamp
+from jsonl_session.storage.cache import (
+    RECORD_ENCODING_ERRORS,
+    CacheOption,
+    Stamp,
+    cache_root,
+    stamp,
+    still_valid,
+)
+from jsonl_session.storage.facts_index import FactsIndex, now_ns
 from jsonl_session.storage.lines import after_line, first_line, split_lines
 from jsonl_session.storage.loader import load_entries
 
@@ -93,28 +101,61 @@ def search_sessions(
     return hits if limit is None else itertools.islice(hits, limit)
 
 
+_RECORD_VERSION = 2  # 1 was one record file per session and kind
+
+
 def _search(
     query: str, files: Iterable[Path], tools: bool, cache: CacheOption
 ) -> Iterator[SearchHit]:
     root = cache_root(cache)
     kinds = ("search", "search-tools") if tools else ("search",)
-    records = [RecordCache(root, kind, _SearchRecord) for kind in kinds] if root else None
-    for path in files:
-        try:
-            foreign = _foreign_texts(path, tools)
-            if foreign is not None:  # another agent's file: searched as read, never cached
-                yield from _hits(query, path, *foreign)
-            elif records is None:
-                yield from search_bytes(query, path, path.read_bytes(), tools=tools)
-            else:
-                texts: list[_Text] = []
-                for record, of_tools in zip(records, (False, True), strict=False):
-                    session_id, found = _cached_texts(path, record, of_tools)
-                    texts.extend(found)
-                texts.sort(key=lambda text: text.line)
-                yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
-        except OSError:
-            continue  # listed with its problem by `list`; nothing to search
+    indexes = [FactsIndex(root, kind, _RECORD_VERSION) for kind in kinds] if root else None
+    try:
+        for path in files:
+            try:
+                if indexes is not None:
+                    trusted = _trusted_texts(path, indexes)
+                    if trusted is not None:  # unchanged since kept: not even opened
+                        yield from _with_ids(path, list(_hits(query, path, *trusted)))
+                        continue
+                foreign = _foreign_texts(path, tools)
+                if foreign is not None:  # another agent's file: searched as read, never cached
+                    yield from _hits(query, path, *foreign)
+                elif indexes is None:
+                    yield from search_bytes(query, path, path.read_bytes(), tools=tools)
+                else:
+                    texts: list[_Text] = []
+                    for index, of_tools in zip(indexes, (False, True), strict=False):
+                        session_id, found = _cached_texts(path, index, of_tools)
+                        texts.extend(found)
+                    texts.sort(key=lambda text: text.line)
+                    yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
+            except OSError:
+                continue  # listed with its problem by `list`; nothing to search
+    finally:
+        for index in indexes or ():
+            index.save()  # one transaction per kind for the whole search
+
+
+def _trusted_texts(path: Path, indexes: list[FactsIndex]) -> tuple[str | None, list[_Text]] | None:
+    """The texts of ``path`` from its rows when each is trusted on the file's times
+    (facts_index.py) and covers the whole file; else None."""
+    key = os.path.abspath(path)
+    rows = [index.get(key) for index in indexes]
+    if any(row is None for row in rows):
+        return None
+    info = os.stat(path)
+    records = []
+    for row in rows:
+        if row is None or not row.trusted_for(info) or row.stamp.covered != info.st_size:
+            return None
+        record = _decoded(row.record)
+        if record is None:
+            return None
+        records.append(record)
+    texts = [text for record in records for text in record.texts]
+    texts.sort(key=lambda text: text.line)
+    return records[0].session_id, texts
 
 
 def search_bytes(
@@ -183,16 +224,36 @@ def _foreign_texts(path: Path, tools: bool = False) -> tuple[str | None, list[_T
 _HEAD_BYTES = 64 << 10
 
 
-def _cached_texts(
-    path: Path, records: RecordCache[_SearchRecord], tools: bool
-) -> tuple[str | None, list[_Text]]:
-    """The texts of a pi file, from its record brought up to date; ``tools``: the
-    tool output (a record of its own), else the messages and names."""
+_record_encoder = msgspec.msgpack.Encoder()
+_record_decoder = msgspec.msgpack.Decoder(_SearchRecord)
+
+
+def _decoded(record: bytes) -> _SearchRecord | None:
+    try:
+        decoded: _SearchRecord = _record_decoder.decode(record)
+    except (msgspec.MsgspecError, TypeError, ValueError):
+        return None  # a damaged row: the file is read
+    return decoded
+
+
+def _keep(index: FactsIndex, key: str, mark: Stamp, taken: int, record: _SearchRecord) -> None:
+    try:
+        encoded = _record_encoder.encode(record)
+    except RECORD_ENCODING_ERRORS:  # a lone surrogate: that file is read each time
+        return
+    index.put(key, mark, taken, encoded)
+
+
+def _cached_texts(path: Path, index: FactsIndex, tools: bool) -> tuple[str | None, list[_Text]]:
+    """The texts of a pi file, from its row brought up to date; ``tools``: the tool
+    output (an index of its own), else the messages and names."""
+    key = os.path.abspath(path)
+    row = index.get(key)
+    kept = _decoded(row.record) if row is not None else None
     with open(path, "rb") as handle:
         fd = handle.fileno()
-        before = os.fstat(fd)  # taken before reading: see stamp()
-        found = records.load(path, fd)
-        if found is None:
+        before, taken = os.fstat(fd), now_ns()  # taken before reading: see stamp()
+        if row is None or kept is None or not still_valid(row.stamp, fd):
             data = handle.read()
             header = first_line(data)
             if header is None:
@@ -200,23 +261,24 @@ def _cached_texts(
             session_id = _session_id(header.raw)
             start = after_line(data, header)
             cut = max(start, data.rfind(b"\n") + 1)
-            kept = _texts(data[start:cut], start, header.number + 1, tools=tools)
+            texts = _texts(data[start:cut], start, header.number + 1, tools=tools)
             next_number = header.number + 1 + data.count(b"\n", start, cut)
-            record = _SearchRecord(session_id, kept, next_number)
+            record = _SearchRecord(session_id, texts, next_number)
             if header.terminated:  # a header without its newline may still grow
-                crc = zlib.crc32(memoryview(data)[:cut])
-                records.save(path, stamp(fd, cut, crc, before), record)
+                crc = zlib.crc32(memoryview(data)[:cut])  # of the bytes read: no second read
+                _keep(index, key, stamp(fd, cut, crc, before, data), taken, record)
         else:
-            mark, record = found
-            handle.seek(mark.covered)
+            record = kept
+            covered = row.stamp.covered
+            handle.seek(covered)
             data = handle.read()
             cut = data.rfind(b"\n") + 1
-            if cut:
-                added = _texts(data[:cut], mark.covered, record.next_number, tools=tools)
-                next_number = record.next_number + data.count(b"\n", 0, cut)
-                record = _SearchRecord(record.session_id, record.texts + added, next_number)
-                crc = zlib.crc32(memoryview(data)[:cut], mark.crc)  # no second read
-                records.save(path, stamp(fd, mark.covered + cut, crc, before), record)
+            added = _texts(data[:cut], covered, record.next_number, tools=tools)
+            next_number = record.next_number + data.count(b"\n", 0, cut)
+            record = _SearchRecord(record.session_id, record.texts + added, next_number)
+            crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
+            # stamped anew even when nothing was added: once quiet, a stat will do
+            _keep(index, key, stamp(fd, covered + cut, crc, before), taken, record)
     tail = _texts(data[cut:], -1, record.next_number, tools=tools)
     return record.session_id, record.texts + tail
 

@@ -32,11 +32,9 @@ from locations import FIXTURES
 from jsonl_session.catalog.finding import session_files
 from jsonl_session.catalog.listing import latest_session, list_sessions, session_info
 from jsonl_session.catalog.search import search_sessions
-from jsonl_session.storage.cache import RecordCache
 from jsonl_session.storage.paths import session_dir_for
 
-KINDS = {"listing": 4, "search": 1}  # each kind of record and its layout version
-LISTING_INDEX = "listing-4.sqlite"  # the listing's records: rows of one database
+KINDS = {"listing": 4, "search": 2}  # each kind of record and its layout version
 NEW_MS = 1_950_000_000_000  # 2031: later than every message in the folder
 QUERIES = ("parser", "zebracorn", "ZebraCorn", 'say "hi"', "back\\slash", "é", "Renamed plan")
 APPEND_CODE = """
@@ -124,29 +122,23 @@ def hits(
     return {q: [hit.to_dict() for hit in search_sessions(q, files, cache=cache)] for q in queries}
 
 
-def record_file(cache_dir: Path, kind: str, session: Path) -> Path:
-    return RecordCache(cache_dir, kind, object, version=KINDS[kind]).file_for(session)
+def index_of(cache_dir: Path, kind: str) -> Path:
+    """The database holding a kind's rows (storage/facts_index.py)."""
+    return cache_dir / f"{kind}-{KINDS[kind]}.sqlite"
 
 
-def record_key(cache_dir: Path, kind: str, session: Path) -> str:
-    """Where a session's record is: its file's name (search), its row's key (listing)."""
-    if kind == "listing":
-        return os.path.abspath(session)
-    return record_file(cache_dir, kind, session).name
-
-
-def listing_rows(cache_dir: Path) -> dict[str, tuple[Any, ...]]:
-    """The listing index's rows: file -> (stamp, record); when a row was stamped is
-    left out (a row of a file changed less than two seconds before is stamped again)."""
-    if not (cache_dir / LISTING_INDEX).exists():
+def rows_of(cache_dir: Path, kind: str) -> dict[str, tuple[Any, ...]]:
+    """A kind's rows: file -> (stamp, record); when a row was stamped is left out (a
+    row of a file changed less than two seconds before is stamped again)."""
+    if not index_of(cache_dir, kind).exists():
         return {}
-    with contextlib.closing(sqlite3.connect(cache_dir / LISTING_INDEX)) as db:
+    with contextlib.closing(sqlite3.connect(index_of(cache_dir, kind))) as db:
         rows = db.execute("SELECT file, stamp, record FROM records").fetchall()
     return {file: (stamp, record) for file, stamp, record in rows}
 
 
-def set_listing_row(cache_dir: Path, session: Path, stamp: bytes, record: bytes) -> None:
-    with contextlib.closing(sqlite3.connect(cache_dir / LISTING_INDEX)) as db, db:
+def set_row(cache_dir: Path, kind: str, session: Path, stamp: bytes, record: bytes) -> None:
+    with contextlib.closing(sqlite3.connect(index_of(cache_dir, kind))) as db, db:
         db.execute(
             "UPDATE records SET stamp = ?, record = ? WHERE file = ?",
             (stamp, record, os.path.abspath(session)),
@@ -154,14 +146,8 @@ def set_listing_row(cache_dir: Path, session: Path, stamp: bytes, record: bytes)
 
 
 def records(cache_dir: Path) -> Snapshot:
-    """Each kind's records: search's files with their inode and mtime (a rewrite is a
-    rename), the listing's rows."""
-    folder = cache_dir / f"search-{KINDS['search']}"
-    files = sorted(folder.glob("*.bin"))
-    return {
-        "search": {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in files},
-        "listing": listing_rows(cache_dir),
-    }
+    """Each kind's rows."""
+    return {kind: rows_of(cache_dir, kind) for kind in KINDS}
 
 
 def assert_cache_agrees(
@@ -183,7 +169,7 @@ def assert_cache_agrees(
         if info["problem"] is None and b"\n" in Path(info["path"]).read_bytes()
     ]
     for kind in KINDS:
-        assert {record_key(cache_dir, kind, p) for p in readable} <= written[kind].keys()
+        assert {os.path.abspath(p) for p in readable} <= written[kind].keys()
     return expected_list
 
 
@@ -270,42 +256,31 @@ class TestDamagedRecords:
     ) -> None:
         expected = assert_cache_agrees(folder, own_cache_folder)
         victim, other = folder / "gen-1.jsonl", folder / "gen-2.jsonl"
-        left: dict[str, bytes] = {}
-        planted: tuple[bytes, bytes] = (b"", b"")
         if damage == "folder deleted":
             shutil.rmtree(own_cache_folder)
-        else:
-            target = record_file(own_cache_folder, "search", victim)
-            data = target.read_bytes()
-            left["search"] = damaged_copy(damage, data, other, own_cache_folder)
-            assert left["search"] != data
-            target.write_bytes(left["search"])
-            rows = listing_rows(own_cache_folder)
+        planted: dict[str, tuple[bytes, bytes]] = {}
+        for kind in KINDS if damage != "folder deleted" else ():
+            rows = rows_of(own_cache_folder, kind)
             stamp, record = rows[os.path.abspath(victim)]
             if damage == "swapped":
                 stamp, record = rows[os.path.abspath(other)]
             elif damage == "path not utf-8":
                 stamp = stamp[:-8] + bytes(8)  # a stamp no file has
             else:
-                record = damaged_copy(damage, record, other, own_cache_folder, kind="listing")
-            set_listing_row(own_cache_folder, victim, stamp, record)
-            planted = (stamp, record)
+                record = damaged_copy(damage, record, kind)
+            set_row(own_cache_folder, kind, victim, stamp, record)
+            planted[kind] = (stamp, record)
         assert assert_cache_agrees(folder, own_cache_folder) == expected
-        if left:
-            assert record_file(own_cache_folder, "search", victim).read_bytes() != left["search"]
+        for kind, row in planted.items():
             # read afresh and kept again: the victim's own row, not what was planted
-            assert listing_rows(own_cache_folder)[os.path.abspath(victim)] != planted
+            assert rows_of(own_cache_folder, kind)[os.path.abspath(victim)] != row
 
 
-def damaged_copy(
-    damage: str, data: bytes, other: Path, cache_dir: Path, kind: str = "search"
-) -> bytes:
+def damaged_copy(damage: str, data: bytes, kind: str) -> bytes:
     return {
         "truncated": lambda: data[: len(data) // 2],
         "random bytes": lambda: random.Random(kind).randbytes(len(data)),
         "emptied": lambda: b"",
-        "swapped": lambda: record_file(cache_dir, "search", other).read_bytes(),
-        "path not utf-8": lambda: data.replace(b"gen-1.jsonl", b"gen-\xff.jsonl"),
     }[damage]()
 
 
