@@ -17,6 +17,10 @@ the library has no `cache=` keyword, rows that need it say "(no cache support)".
 
     python benchmarks/scale.py [--sizes 10000,100000] [--sessions 100]
                                [--session-entries 1000] [--runs 3]
+
+benchmarks/scale_big.py goes further, at the sizes issue 17 names: 100,000 small
+sessions, a 500 MB session (every export, textconv, stats; peak memory of each), a
+200 MB line, appends to 300,000 entries, and pi 1.5.2 on the same file.
 """
 
 from __future__ import annotations
