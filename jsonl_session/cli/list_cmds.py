@@ -4,6 +4,7 @@ and search, imported when a command runs; the shared options are in options.py."
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -94,6 +95,10 @@ def list_(
         return
     from rich.text import Text
 
+    # One Text for the whole list, printed once: a print per line cost more than the
+    # listing itself for thousands of sessions.
+    shown = Text()
+    width = out().width if is_terminal() else 0
     for info in infos:
         title = info.name or " ".join(info.first_message.split())
         if info.problem:
@@ -101,9 +106,17 @@ def list_(
         when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
         count = f"{info.message_count} msg" + ("" if info.message_count == 1 else "s")
         line = f"{when}  {count:>8}  {info.agent:<6}  "
-        room = max(out().width - len(line), MIN_TITLE_CELLS) if is_terminal() else TITLE_CELLS
-        out().print(Text(line + fit(title, room)))
-        out().print(Text(f"    {info.path}"), style="dim")
+        room = max(width - len(line), MIN_TITLE_CELLS) if width else TITLE_CELLS
+        shown.append(line + fit(title, room) + "\n")
+        shown.append(f"    {info.path}\n", style="dim")
+    if width:
+        out().print(shown, end="")
+    else:  # a pipe: what rich would write (no style, no padding), without its cost
+        from jsonl_session.cli.terminal_text import visible
+
+        plain = "".join(line.rstrip(" ") + "\n" for line in shown.plain.split("\n")[:-1])
+        sys.stdout.write(visible(plain))
+        sys.stdout.flush()
 
 
 @reports_errors

@@ -240,13 +240,23 @@ def is_terminal() -> bool:
 def fit(text: str, width: int) -> str:
     """``text`` cut to at most ``width`` terminal cells (a wide CJK character takes
     two), ending in "…" when cut."""
+    if text.isascii() and text.isprintable():  # one cell a character: no measuring
+        if len(text) <= width:
+            return text
+        if width < 2:
+            return "…" if width == 1 else ""
+        return text[: width - 1].rstrip(" ") + "…"
     from rich.cells import cell_len, set_cell_size
 
-    if cell_len(text) <= width:
+    # Measured on a prefix: a long first message is cut anyway, and measuring all of
+    # it cost more than listing thousands of sessions (only a text of more than three
+    # zero-width characters a cell could be cut where the whole would not).
+    head = text[: 4 * width + 4]
+    if len(head) == len(text) and cell_len(text) <= width:
         return text
     if width < 2:
         return "…" if width == 1 else ""
-    return set_cell_size(text, width - 1).rstrip(" ") + "…"
+    return set_cell_size(head, width - 1).rstrip(" ") + "…"
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
