@@ -93,11 +93,7 @@ def list_(
     if not infos:
         out().print(f"no sessions in {_where(folder, all_projects, cwd, agent)}")
         return
-    from rich.text import Text
-
-    # One Text for the whole list, printed once: a print per line cost more than the
-    # listing itself for thousands of sessions.
-    shown = Text()
+    lines: list[str | tuple[str, str]] = []
     width = out().width if is_terminal() else 0
     for info in infos:
         title = info.name or " ".join(info.first_message.split())
@@ -107,16 +103,30 @@ def list_(
         count = f"{info.message_count} msg" + ("" if info.message_count == 1 else "s")
         line = f"{when}  {count:>8}  {info.agent:<6}  "
         room = max(width - len(line), MIN_TITLE_CELLS) if width else TITLE_CELLS
-        shown.append(line + fit(title, room) + "\n")
-        shown.append(f"    {info.path}\n", style="dim")
-    if width:
-        out().print(shown, end="")
-    else:  # a pipe: what rich would write (no style, no padding), without its cost
-        from jsonl_session.cli.terminal_text import visible
+        lines.append(line + fit(title, room))
+        lines.append((f"    {info.path}", "dim"))
+    _print_lines(lines)
 
-        plain = "".join(line.rstrip(" ") + "\n" for line in shown.plain.split("\n")[:-1])
-        sys.stdout.write(visible(plain))
-        sys.stdout.flush()
+
+def _print_lines(lines: list[str | tuple[str, str]]) -> None:
+    """Lines of text (or (text, style)) on stdout, all at once: one Text on a
+    terminal, plain text into a pipe, which is what rich writes there (no style, no
+    padding) without its cost (a print per line cost more than a listing of
+    thousands of sessions)."""
+    if is_terminal():
+        from rich.text import Text
+
+        shown = Text()
+        for line in lines:
+            text, style = line if isinstance(line, tuple) else (line, "")
+            shown.append(text + "\n", style=style)
+        out().print(shown, end="")
+        return
+    from jsonl_session.cli.terminal_text import visible
+
+    plain = "".join((line[0] if isinstance(line, tuple) else line) + "\n" for line in lines)
+    sys.stdout.write(visible("\n".join(part.rstrip(" ") for part in plain.split("\n"))))
+    sys.stdout.flush()
 
 
 @reports_errors
@@ -190,12 +200,12 @@ def search(
     if as_json:
         print_json([hit.to_dict() for hit in hits])
     else:
-        from rich.text import Text
-
+        lines: list[str | tuple[str, str]] = []
         for hit in hits:
             what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
-            out().print(Text(f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip()))
-            out().print(Text(f"    {hit.snippet}"))
+            lines.append(f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip())
+            lines.append(f"    {hit.snippet}")
+        _print_lines(lines)
         if not hits:
             out().print(f"no matches for {query!r} in {len(files)} sessions")
     if more:
