@@ -117,7 +117,18 @@ def backup_name_pattern(path: Path) -> re.Pattern[str]:
 def own_backup_links(path: Path, info: os.stat_result) -> list[Path]:
     """The backups beside ``path`` (whose stat is ``info``) that are the same inode:
     hard links our rewrite made. Sorted by name."""
-    pattern = backup_name_pattern(path)
+    return _links_named(path, info, backup_name_pattern(path))
+
+
+def own_temp_links(path: Path, info: os.stat_result) -> list[Path]:
+    """Our temporary names beside ``path`` (whose stat is ``info``) that are the same
+    inode: a new file is written under a temporary name and linked in, so a write
+    killed between the link and removing the temporary name leaves one. Sorted."""
+    return _links_named(path, info, _TEMP_NAME)
+
+
+def _links_named(path: Path, info: os.stat_result, pattern: re.Pattern[str]) -> list[Path]:
+    """The regular files beside ``path`` named by ``pattern`` that are its inode."""
     try:
         names = sorted(os.listdir(path.parent))
     except OSError:
@@ -125,30 +136,6 @@ def own_backup_links(path: Path, info: os.stat_result) -> list[Path]:
     links = []
     for name in names:
         if not pattern.fullmatch(name):
-            continue
-        try:
-            other = os.lstat(path.parent / name)
-        except OSError:
-            continue
-        if stat.S_ISREG(other.st_mode) and (other.st_dev, other.st_ino) == (
-            info.st_dev,
-            info.st_ino,
-        ):
-            links.append(path.parent / name)
-    return links
-
-
-def own_temp_links(path: Path, info: os.stat_result) -> list[Path]:
-    """Our temporary names beside ``path`` (whose stat is ``info``) that are the same
-    inode: a new file is written under a temporary name and linked in, so a write
-    killed between the link and removing the temporary name leaves one. Sorted."""
-    try:
-        names = sorted(os.listdir(path.parent))
-    except OSError:
-        return []
-    links = []
-    for name in names:
-        if not _TEMP_NAME.fullmatch(name):
             continue
         try:
             other = os.lstat(path.parent / name)
