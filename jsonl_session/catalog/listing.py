@@ -149,7 +149,7 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     The listing facts of the file's whole lines are kept in the facts index
     (storage/facts_index.py), so describing it again costs a ``stat`` when it has not
     changed, and reads only the bytes appended since when it has."""
-    index = _index(cache)
+    index = _index(cache, many=False)
     info = _describe(Path(path), index)
     if index is not None:
         index.save()
@@ -161,9 +161,11 @@ _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(_ListingRecord)
 
 
-def _index(cache: CacheOption) -> FactsIndex | None:
+def _index(cache: CacheOption, *, many: bool = True) -> FactsIndex | None:
     root = cache_root(cache)
-    return FactsIndex(root, _RECORD_KIND, _RECORD_VERSION) if root is not None else None
+    if root is None:
+        return None
+    return FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=many)
 
 
 def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
@@ -473,10 +475,15 @@ def latest_session(
         files = files_of(place, False) if place.is_dir() else []
     else:
         files = session_files(cwd=where, agents=agents)
-    for path in sorted(files, key=_mtime, reverse=True):
-        info = session_info(path, cache=cache)
-        if info.problem is None:
-            return info
+    index = _index(cache, many=False)  # most often the first file is the one
+    try:
+        for path in sorted(files, key=_mtime, reverse=True):
+            info = _describe(path, index)
+            if info.problem is None:
+                return info
+    finally:
+        if index is not None:
+            index.save()
     return None
 
 

@@ -66,16 +66,21 @@ class IndexedRecord:
 class FactsIndex:
     """The rows of one kind of record, read once, written back in one transaction."""
 
-    def __init__(self, root: Path, kind: str, version: int) -> None:
+    def __init__(self, root: Path, kind: str, version: int, *, many: bool = True) -> None:
+        """``many``: every row is read at the first `get` (for a listing of many
+        files); else each `get` reads its own row (for one file)."""
         self.path = root / f"{kind}-{version}.sqlite"
         self._kind = kind
+        self._many = many
         self._rows: dict[str, IndexedRecord] | None = None
         self._pending: dict[str, IndexedRecord] = {}
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one."""
-        if self._rows is None:
-            self._rows = self._read_all()
+        if self._rows is None and self._many:
+            self._rows = self._read(None)
+        if self._rows is None or (not self._many and file not in self._rows):
+            self._rows = {**(self._rows or {}), **self._read(file)}
         return self._rows.get(file)
 
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
@@ -114,12 +119,17 @@ class FactsIndex:
             with contextlib.suppress(OSError):
                 os.unlink(f"{self.path}{suffix}")
 
-    def _read_all(self) -> dict[str, IndexedRecord]:
+    def _read(self, file: str | None) -> dict[str, IndexedRecord]:
+        """The rows of every file (``file`` None) or of one."""
         if not self.path.exists():
             return {}
+        query = "SELECT file, stamp, taken_ns, record FROM records"
         try:
             with contextlib.closing(self._connect(create=False)) as db:
-                found = db.execute("SELECT file, stamp, taken_ns, record FROM records").fetchall()
+                if file is None:
+                    found = db.execute(query).fetchall()
+                else:
+                    found = db.execute(query + " WHERE file = ?", (file,)).fetchall()
         except (sqlite3.Error, OSError):
             return {}  # locked, damaged or another layout: listed as if empty
         rows = {}
