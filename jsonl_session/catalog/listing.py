@@ -183,7 +183,7 @@ def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
     try:
         with open(file_path, "rb") as handle:
             fd = handle.fileno()
-            before, taken = os.fstat(fd), now_ns()  # taken before reading: see stamp()
+            taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
             found = row is not None and record is not None and still_valid(row.stamp, fd)
             if not found or row is None or record is None:
                 kept = (index, key, fd, taken)

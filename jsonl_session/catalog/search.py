@@ -252,7 +252,7 @@ def _cached_texts(path: Path, index: FactsIndex, tools: bool) -> tuple[str | Non
     kept = _decoded(row.record) if row is not None else None
     with open(path, "rb") as handle:
         fd = handle.fileno()
-        before, taken = os.fstat(fd), now_ns()  # taken before reading: see stamp()
+        taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
         if row is None or kept is None or not still_valid(row.stamp, fd):
             data = handle.read()
             header = first_line(data)
