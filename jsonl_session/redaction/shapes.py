@@ -192,7 +192,6 @@ _SCANNED = frozenset({":AA", "1//0", "hooks", "whsec_", "glc_", "sntry"})
 # Where a token may start: a run of 20 or more token characters.
 _RUN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _RUN_MASK = bytes(0x78 if c in _RUN_CHARS else 0x20 for c in range(256))
-_RUN_TEXT = frozenset(chr(c) for c in _RUN_CHARS)
 _LONG_RUN = b"x" * 20  # no shape is shorter (AKIA and 16 more)
 
 
@@ -239,38 +238,31 @@ def _candidates(text: str, lowered: str | None) -> Iterator[Span]:
 
     Runs are found in a mask of the UTF-8 text (token characters as ``x``, the rest as
     spaces) with bytes.find, which skips short words at C speed; a run whose first
-    characters start no shape costs one more find."""
+    characters start no shape costs one more find. Each run is tried where the mask
+    found it (its place in the text counted on from the last run's), never by
+    searching the text for its word again: that made the time grow with the number
+    of distinct runs times the text's length."""
     encoded = text.encode("utf-8", "surrogatepass")
+    same_places = len(encoded) == len(text)  # ASCII: a byte is a character
     find = encoded.translate(_RUN_MASK).find
     starts, by_start = _STARTS, _BY_START
-    tried: set[bytes] = set()
+    byte_at = char_at = 0  # one place, in bytes and in characters
     at = find(_LONG_RUN)
     while at != -1:
         end = find(b" ", at)
         if encoded[at : at + 2] in starts or encoded[at : at + 1] in starts:
-            run = encoded[at:end] if end != -1 else encoded[at:]
-            if run not in tried:
-                tried.add(run)
-                word = run.decode("ascii")
-                shapes = (*by_start.get(word[:2], ()), *by_start.get(word[0], ()))
-                yield from _runs_at(text, word, shapes)
+            word = (encoded[at:end] if end != -1 else encoded[at:]).decode("ascii")
+            if same_places:
+                char_at = at
+            else:
+                char_at += len(encoded[byte_at:at].decode("utf-8", "surrogatepass"))
+                byte_at = at
+            for shape in (*by_start.get(word[:2], ()), *by_start.get(word[0], ())):
+                found = shape.at(text, char_at)
+                if found is not None:
+                    yield found
+                    break
         at = -1 if end == -1 else find(_LONG_RUN, end)
-
-
-def _runs_at(text: str, word: str, shapes: tuple[_Shape, ...]) -> Iterator[Span]:
-    """Try ``shapes`` wherever ``word`` stands in ``text`` as a whole run."""
-    at = text.find(word)
-    while at != -1:
-        end = at + len(word)
-        whole = (at == 0 or text[at - 1] not in _RUN_TEXT) and (
-            end == len(text) or text[end] not in _RUN_TEXT
-        )
-        for shape in shapes if whole else ():
-            found = shape.at(text, at)
-            if found is not None:
-                yield found
-                break
-        at = text.find(word, end)
 
 
 def _scanned(shapes: list[_Shape]) -> Callable[[str, str | None], Iterator[Span]]:
