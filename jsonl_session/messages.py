@@ -147,7 +147,7 @@ def plain_message(message: dict[str, Any]) -> dict[str, Any] | None:
 def command_text(message: dict[str, Any]) -> str:
     """A shell command the user ran themselves, as the model is told about it."""
     lines = [f"The user ran this shell command: `{as_text(message.get('command', ''))}`"]
-    output = message.get("output") or ""
+    output = as_text(message.get("output") or "")
     lines.append(f"Output:\n```\n{output}\n```" if output else "It printed nothing.")
     if message.get("cancelled"):
         lines.append("The command was cancelled before it finished.")

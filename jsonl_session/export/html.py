@@ -118,7 +118,7 @@ def _system(view: EntryView, anchor: str, meta: str) -> str:
         names = (
             [t.get("name") for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
         )
-        said += [f"{verb} {', '.join(map(str, names))}"] if names else []
+        said += [f"{verb} {', '.join(as_text(name, 100) for name in names)}"] if names else []
     line = f'<span class="note-text">System prompt · {escape(" · ".join(said) or "set")}</span>'
     shown = []
     if isinstance(message.get("content"), str) and message["content"].strip():

@@ -59,7 +59,8 @@ class Step:
 def _derived_id(session_id: str, line: int, taken: set[str]) -> str:
     salt = 0
     while True:
-        digest = hashlib.sha256(f"{session_id}\0{line}\0{salt}".encode()).hexdigest()[:8]
+        seed = f"{session_id}\0{line}\0{salt}".encode("utf-8", "surrogatepass")  # a lone half too
+        digest = hashlib.sha256(seed).hexdigest()[:8]
         if digest not in taken:
             return digest
         salt += 1

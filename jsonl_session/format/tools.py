@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from jsonl_session.errors import EntryValidationError
+from jsonl_session.format.walk import as_text
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -23,13 +24,13 @@ def tool_declaration(tool: Any) -> dict[str, Any]:
     """pi's declaration of ``tool`` (see the module docstring for the shapes read)."""
     data = msgspec.to_builtins(tool) if isinstance(tool, msgspec.Struct) else tool
     if not isinstance(data, dict):
-        raise EntryValidationError(f"a tool must be an object, not {data!r}")
+        raise EntryValidationError(f"a tool must be an object, not {as_text(data, 200)}")
     function = data.get("function")
     if data.get("type") == "function" and isinstance(function, dict):
         data = function  # Chat Completions wraps the definition
     name = data.get("name")
     if not isinstance(name, str) or not name:
-        raise EntryValidationError(f"a tool needs a string 'name': {data!r}")
+        raise EntryValidationError(f"a tool needs a string 'name': {as_text(data, 200)}")
     parameters = next(
         (data[key] for key in ("parameters", "input_schema", "inputSchema") if key in data),
         EMPTY_PARAMETERS,

@@ -101,7 +101,7 @@ def _plain_part(part: Part) -> str:
     if part.kind == "command":
         return f"$ {part.text}"
     if part.kind == "image":
-        digest = hashlib.sha256(part.text.encode()).hexdigest()[:12]
+        digest = hashlib.sha256(part.text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         return f"[image {part.mime}, {len(part.text)} base64 chars, sha256 {digest}]"
     if part.kind == "error":
         return f"error: {part.text}"

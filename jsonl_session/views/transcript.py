@@ -225,7 +225,7 @@ def _content_parts(content: Any, r: Redactor) -> list[Part]:
         elif kind == "thinking":
             hidden = block.get("redacted") is True
             text = "(thinking redacted by the provider)" if hidden else block.get("thinking", "")
-            parts.append(Part("thinking", r.text(str(text))))
+            parts.append(Part("thinking", r.text(as_text(text))))
         elif kind == "toolCall":
             args = dump_json(r.value(block.get("arguments")))
             name, ref = (

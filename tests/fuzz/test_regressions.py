@@ -55,6 +55,33 @@ CASES = {
     + USER.replace(b'"role":"user"', b'"role":5').replace(b'"id":"u1"', b'"id":"\\ud83d"'),
     "a lone surrogate where the value check reads a string": HEADER
     + USER.replace(b'"content":"hi"', b'"content":[{"type":"text","text":"\\ud83d"}]'),
+    "an image whose data holds a lone surrogate": HEADER
+    + USER.replace(
+        b'"content":"hi"',
+        b'"content":[{"type":"image","data":"\\ud83dAAAA","mimeType":"image/png"}]',
+    ),
+    "a version 1 file whose session id holds a lone surrogate": (
+        b'{"type":"session","id":"\\ud83d","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}\n'
+        b'{"type":"message","timestamp":"2024-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"hi","timestamp":1}}\n'
+    ),
+    "thinking nested deep": HEADER
+    + USER
+    + assistant(b'"timestamp":2').replace(
+        b'[{"type":"text","text":"ok"}]', b'[{"type":"thinking","thinking":' + DEEP + b"}]"
+    ),
+    "a shell command's output nested deep": HEADER
+    + USER
+    + b'{"type":"message","id":"b1","parentId":"u1","timestamp":"2024-01-01T00:00:02.000Z",'
+    b'"message":{"role":"bashExecution","command":"ls","output":' + DEEP + b',"exitCode":0,'
+    b'"cancelled":false,"truncated":false,"timestamp":2}}\n',
+    "a system message declaring tools nested deep": HEADER
+    + b'{"type":"message","id":"s0","parentId":null,"timestamp":"2024-01-01T00:00:00.500Z",'
+    b'"message":{"role":"system","content":"be brief","toolsAdded":[{"a":' + DEEP + b"},"
+    b'{"name":'
+    + DEEP
+    + b'}],"timestamp":1}}\n'
+    + USER.replace(b'"parentId":null', b'"parentId":"s0"'),
     "a Claude Code line whose type is a list": (
         b'{"type":["user"],"uuid":"x","sessionId":"s","message":{"role":"user","content":"hi"}}\n'
         b'{"type":"user","uuid":"y","sessionId":"s","parentUuid":null,"timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}\n'
