@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -237,10 +238,18 @@ def is_terminal() -> bool:
         return False
 
 
+# Characters one terminal cell wide (printable ASCII, Latin, IPA, Greek, Cyrillic,
+# general punctuation, arrows): text made only of them is measured by its length.
+_ONE_CELL = re.compile(
+    "[\u0020-\u007e\u00a0-\u02ff\u0370-\u0482\u2010-\u2027\u2030-\u205e\u2190-\u21ff]*"
+)
+
+
 def fit(text: str, width: int) -> str:
     """``text`` cut to at most ``width`` terminal cells (a wide CJK character takes
     two), ending in "…" when cut."""
-    if text.isascii() and text.isprintable():  # one cell a character: no measuring
+    head = text[: 4 * width + 4]
+    if _ONE_CELL.fullmatch(head):  # one cell a character (rich agrees): no measuring
         if len(text) <= width:
             return text
         if width < 2:
@@ -251,7 +260,6 @@ def fit(text: str, width: int) -> str:
     # Measured on a prefix: a long first message is cut anyway, and measuring all of
     # it cost more than listing thousands of sessions (only a text of more than three
     # zero-width characters a cell could be cut where the whole would not).
-    head = text[: 4 * width + 4]
     if len(head) == len(text) and cell_len(text) <= width:
         return text
     if width < 2:
