@@ -19,8 +19,8 @@ A record that cannot be written (a value msgpack cannot hold, a full disk, no
 permission, a file size limit, a link in the way) is skipped: the caller reads the
 file as if there were no cache, and the first such failure of a process is told to the
 listener set with `on_record_not_kept` (the CLI prints it as a note on stderr). What a
-record holds is the caller's business (loader.py and table.py: entries;
-catalog/listing.py: listing facts; catalog/search.py: texts).
+record holds is the caller's business (loader.py and table.py: entries). The listing's
+facts and search's texts are rows of storage/facts_index.py, which uses the stamps here.
 """
 
 from __future__ import annotations
