@@ -85,6 +85,7 @@ class Outcome:
     returncode: int
     lines: list[str]  # what the child printed after "go"
     stderr: str
+    elapsed: float = 0.0  # seconds from "go" to its end or its kill (0: not timed)
 
 
 def child_command(args: Iterable[Arg], fsize: int | None = None) -> list[str]:
@@ -115,9 +116,12 @@ def run_command(command: list[str], kill_after: float | None, cache: Path | None
     )
     assert child.stdout is not None
     first = child.stdout.readline()
+    start = time.monotonic()
     if first == "go\n" and kill_after is not None:
-        time.sleep(kill_after)
-        child.kill()
+        try:  # as a sleep, but it sees when the child ends first
+            child.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            child.kill()
     try:
         out, err = child.communicate(timeout=CHILD_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -127,7 +131,7 @@ def run_command(command: list[str], kill_after: float | None, cache: Path | None
     if first != "go\n":
         raise AssertionError(f"child failed before its work ({child.returncode}): {first}{err}")
     killed = child.returncode == -signal.SIGKILL
-    return Outcome(killed, child.returncode, out.splitlines(), err)
+    return Outcome(killed, child.returncode, out.splitlines(), err, time.monotonic() - start)
 
 
 def start_child(args: Iterable[Arg]) -> subprocess.Popen[str]:
@@ -320,6 +324,24 @@ def kill_rounds(figures: Figures, count: int) -> Iterator[int]:
     while figures.killed < count and n < 3 * count:
         yield n
         n += 1
+
+
+@dataclass
+class KillClock:
+    """When to kill a child: a moment in its work, by the time one uninterrupted run took,
+    shortened by every round the child finished before its kill. The timed run can take
+    several times longer than the rounds (it writes the cache records they read, and under
+    load any one run is slow), and kills timed by it would all come too late."""
+
+    duration: float
+
+    def moment(self, rng: random.Random) -> float:
+        return kill_moment(rng, self.duration)
+
+    def saw(self, outcome: Outcome) -> Outcome:
+        if not outcome.killed:
+            self.duration = min(self.duration, outcome.elapsed)
+        return outcome
 
 
 def kill_moment(rng: random.Random, duration: float) -> float:

@@ -18,11 +18,11 @@ from faultkit import (
     CACHE_TEMP_GLOB,
     Arg,
     Figures,
+    KillClock,
     as_if_long_after,
     audit_session,
     check_acknowledged,
     count_leftovers,
-    kill_moment,
     kill_rounds,
     run_child,
     start_child,
@@ -138,16 +138,17 @@ def migrations(folder: Path, count: int, seed: int) -> Figures:
     figures = Figures("kill -9 during migrate")
     v3 = big_v3(folder / "template.jsonl").read_bytes()
     originals = {"v1": as_v1(v3), "v2": as_v2(v3)}
-    durations = {}
+    clocks = {}
     for name, data in originals.items():
         (folder / f"time-{name}.jsonl").write_bytes(data)
-        durations[name] = timed(["cli", "migrate", folder / f"time-{name}.jsonl"])
+        clocks[name] = KillClock(timed(["cli", "migrate", folder / f"time-{name}.jsonl"]))
     for n in kill_rounds(figures, count):
         name = rng.choice(sorted(originals))
         target = folder / f"r{n}" / "old.jsonl"
         target.parent.mkdir()
         target.write_bytes(originals[name])
-        outcome = run_child(["cli", "migrate", target], kill_moment(rng, durations[name]))
+        clock = clocks[name]
+        outcome = clock.saw(run_child(["cli", "migrate", target], clock.moment(rng)))
         figures.killed += outcome.killed
         audit_session(figures, target, originals[name])
         migrate_again(figures, target)
@@ -177,13 +178,13 @@ def compactions(folder: Path, count: int, seed: int) -> Figures:
     figures = Figures("kill -9 during compact")
     original = big_v3(folder / "template.jsonl").read_bytes()
     (folder / "time.jsonl").write_bytes(original)
-    duration = timed(["cli", "compact", folder / "time.jsonl", "--summarizer", "offline"])
+    clock = KillClock(timed(["cli", "compact", folder / "time.jsonl", "--summarizer", "offline"]))
     for n in kill_rounds(figures, count):
         target = folder / f"r{n}" / "s.jsonl"
         target.parent.mkdir()
         target.write_bytes(original)
         args: list[Arg] = ["cli", "compact", target, "--summarizer", "offline"]
-        outcome = run_child(args, kill_moment(rng, duration))
+        outcome = clock.saw(run_child(args, clock.moment(rng)))
         figures.killed += outcome.killed
         audit_session(figures, target, original)
         write_after(figures, target)
@@ -198,12 +199,12 @@ def forks(folder: Path, count: int, seed: int) -> Figures:
     figures = Figures("kill -9 during fork")
     source = big_v3(folder / "source" / "s.jsonl")
     original = source.read_bytes()
-    duration = timed(["cli", "fork", source, "-o", folder / "timed.jsonl"])
+    clock = KillClock(timed(["cli", "fork", source, "-o", folder / "timed.jsonl"]))
     whole = len(Session.open(folder / "timed.jsonl").entries)
     for n in kill_rounds(figures, count):
         fork = folder / f"r{n}" / "fork.jsonl"
         fork.parent.mkdir()
-        outcome = run_child(["cli", "fork", source, "-o", fork], kill_moment(rng, duration))
+        outcome = clock.saw(run_child(["cli", "fork", source, "-o", fork], clock.moment(rng)))
         figures.killed += outcome.killed
         audit_session(figures, source, original)
         if source.read_bytes() != original:
@@ -223,13 +224,13 @@ def exports(folder: Path, count: int, seed: int) -> Figures:
     figures = Figures("kill -9 during export")
     source = big_v3(folder / "source" / "s.jsonl")
     original = source.read_bytes()
-    duration = timed(["cli", "export", source, "-f", "html", "-o", folder / "timed.html"])
+    clock = KillClock(timed(["cli", "export", source, "-f", "html", "-o", folder / "timed.html"]))
     whole = (folder / "timed.html").read_bytes()
     for n in kill_rounds(figures, count):
         page = folder / f"r{n}" / "out.html"
         page.parent.mkdir()
         args: list[Arg] = ["cli", "export", source, "-f", "html", "-o", page]
-        outcome = run_child(args, kill_moment(rng, duration))
+        outcome = clock.saw(run_child(args, clock.moment(rng)))
         figures.killed += outcome.killed
         audit_session(figures, source, original)
         if page.exists() and page.read_bytes() != whole:
@@ -265,15 +266,19 @@ def cache_writes(folder: Path, count: int, seed: int) -> Figures:
     sessions, cache = folder / "sessions", folder / "cache"
     source = big_v3(sessions / "s.jsonl")
     durations = {"open": timed(["open", source], cache), "list": timed(["list", sessions], cache)}
+    # A read after the cache was emptied writes whole records; one after an append, less.
+    clocks = {(op, emptied): KillClock(durations[op]) for op in durations for emptied in (0, 1)}
     for n in kill_rounds(figures, count):
-        if rng.random() < 0.5:
+        emptied = rng.random() < 0.5
+        if emptied:
             shutil.rmtree(cache, ignore_errors=True)
         else:
             Session.open(source, fsync="never", cache=False).append_custom("grow", {"n": n})
         before = source.read_bytes()
         op = rng.choice(["open", "list"])
         arg = source if op == "open" else sessions
-        outcome = run_child([op, arg], kill_moment(rng, durations[op]), cache=cache)
+        clock = clocks[op, int(emptied)]
+        outcome = clock.saw(run_child([op, arg], clock.moment(rng), cache=cache))
         figures.killed += outcome.killed
         audit_session(figures, source, before)
         figures.temps_after_kill += len(temps_in(cache, [CACHE_TEMP_GLOB]))
