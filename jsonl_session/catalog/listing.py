@@ -109,11 +109,31 @@ def _from_ms(ms: int | float) -> datetime | None:
         return None
 
 
+def _kept_moment(ms: float) -> datetime | None:
+    """`_from_ms` of a time the facts kept, which was in a Date's range when kept
+    (a damaged row may hold any float: a datetime that cannot hold it is none)."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
 class _HeaderFacts(msgspec.Struct, array_like=True):
     id: str | None
     cwd: str
     parent_session: str | None
-    timestamp: str | None
+    created_ms: float | None  # the header's time, when a Date and a datetime hold it
+
+
+def _header_facts(header: dict[str, Any]) -> _HeaderFacts:
+    timestamp = header.get("timestamp")
+    created_ms = timestamp_to_ms(timestamp) if isinstance(timestamp, str) else None
+    return _HeaderFacts(
+        header.get("id") if isinstance(header.get("id"), str) else None,
+        _str_or_none(header.get("cwd")) or "",
+        _str_or_none(header.get("parentSession")),
+        float(created_ms) if created_ms is not None and _from_ms(created_ms) else None,
+    )
 
 
 class _Facts(msgspec.Struct, array_like=True):
@@ -156,7 +176,8 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     return info
 
 
-_RECORD_KIND, _RECORD_VERSION = "listing", 4  # 3 was one record file per session
+# 3 was one record file per session; 4 kept the header's time as its text
+_RECORD_KIND, _RECORD_VERSION = "listing", 5
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(_ListingRecord)
 
@@ -169,17 +190,19 @@ def _index(cache: CacheOption, *, many: bool = True) -> FactsIndex | None:
 
 
 def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
-    key = os.path.abspath(file_path)
-    row = index.get(key) if index is not None else None
-    record = _decoded(row.record) if row is not None else None
-    if row is not None and record is not None:
+    key = _key(file_path)
+    if index is not None:
         try:
-            now = os.stat(file_path)
+            now = os.stat(key)
         except OSError:
             pass  # described below, with the reason
         else:
-            if row.trusted_for(now) and row.stamp.covered == now.st_size:
+            unchanged = index.unchanged(key, now)
+            record = _decoded(unchanged) if unchanged is not None else None
+            if record is not None:
                 return _info(file_path, record.header, record.facts, now.st_mtime)
+    row = index.get(key) if index is not None else None
+    record = _decoded(row.record) if row is not None else None
     try:
         with open(file_path, "rb") as handle:
             fd = handle.fileno()
@@ -200,6 +223,15 @@ def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
     except OSError as exc:
         return _broken(file_path, None, exc.strerror or str(exc))
     return _info(file_path, record.header, facts.then(_facts(data, cut)), before.st_mtime)
+
+
+def _key(path: Path) -> str:
+    """The file's absolute path: its index key (os.path.abspath's answer, without its
+    cost for a path that is absolute and normal already, as a folder's files are)."""
+    text = os.fspath(path)
+    if os.sep == "/" and text.startswith("/") and "/." not in text and "//" not in text:
+        return text
+    return os.path.abspath(text)
 
 
 def _decoded(record: bytes) -> _ListingRecord | None:
@@ -244,12 +276,7 @@ def _describe_and_keep(
         if header_line is not None and header_line.raw.startswith(BOM):
             problem = BOM_PROBLEM
         return _broken(path, mtime, problem)
-    head = _HeaderFacts(
-        header.get("id") if isinstance(header.get("id"), str) else None,
-        _str_or_none(header.get("cwd")) or "",
-        _str_or_none(header.get("parentSession")),
-        _str_or_none(header.get("timestamp")),
-    )
+    head = _header_facts(header)
     start = after_line(data, header_line)
     cut = max(start, data.rfind(b"\n") + 1)
     facts = _facts(data, start, cut)
@@ -271,22 +298,16 @@ def _foreign_info(path: Path, data: bytes, mtime: float) -> SessionInfo | None:
     loaded = read_foreign(data, path)
     if loaded is None:
         return None
-    header = loaded.header
-    head = _HeaderFacts(
-        header.get("id") if isinstance(header.get("id"), str) else None,
-        _str_or_none(header.get("cwd")) or "",
-        _str_or_none(header.get("parentSession")),
-        _str_or_none(header.get("timestamp")),
-    )
+    head = _header_facts(loaded.header)
     lines = b"\n".join(entry.raw for entry in loaded.entries) + b"\n"
     info = _info(path, head, _facts(lines), mtime)
     return replace(info, agent=loaded.dialect)
 
 
 def _info(path: Path, head: _HeaderFacts, facts: _Facts, mtime: float) -> SessionInfo:
-    created_ms = timestamp_to_ms(head.timestamp) if head.timestamp is not None else None
-    created = _from_ms(created_ms) if created_ms is not None else None
-    latest = _from_ms(facts.latest) if facts.latest is not None and facts.latest > 0 else None
+    created = _kept_moment(head.created_ms) if head.created_ms is not None else None
+    latest_ms = facts.latest
+    latest = _kept_moment(latest_ms) if latest_ms is not None and latest_ms > 0 else None
     modified = latest or created or _from_ms(mtime * 1000) or _EPOCH
     return SessionInfo(
         path=path,

@@ -101,7 +101,8 @@ def search_sessions(
     return hits if limit is None else itertools.islice(hits, limit)
 
 
-_RECORD_VERSION = 2  # 1 was one record file per session and kind
+# 1 was one record file per session and kind; 2 kept no column for the warm path
+_RECORD_VERSION = 3
 
 
 def _search(
@@ -141,15 +142,11 @@ def _trusted_texts(path: Path, indexes: list[FactsIndex]) -> tuple[str | None, l
     """The texts of ``path`` from its rows when each is trusted on the file's times
     (facts_index.py) and covers the whole file; else None."""
     key = os.path.abspath(path)
-    rows = [index.get(key) for index in indexes]
-    if any(row is None for row in rows):
-        return None
-    info = os.stat(path)
+    info = os.stat(key)
     records = []
-    for row in rows:
-        if row is None or not row.trusted_for(info) or row.stamp.covered != info.st_size:
-            return None
-        record = _decoded(row.record)
+    for index in indexes:
+        kept = index.unchanged(key, info)
+        record = _decoded(kept) if kept is not None else None
         if record is None:
             return None
         records.append(record)

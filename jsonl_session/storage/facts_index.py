@@ -8,12 +8,16 @@ with, *and* the file had been quiet for `QUIET_NS` before that stamp was taken. 
 written again within one tick of the clock that stamps files could otherwise keep its
 times; such a row is checked as storage/cache.py checks a record (head and tail hashes,
 and the CRC-32 of the covered part when the times changed) by the caller, which then
-stamps it anew. What a record holds is the caller's (catalog/listing.py: listing facts).
+stamps it anew. A row trusted on the times alone carries them as one text column
+(`unchanged`), so a warm listing reads those rows in one query and checks each file
+with one comparison. What a record holds is the caller's (catalog/listing.py: listing
+facts; catalog/search.py: texts).
 
 Like every cache here it is never needed: a database that is locked past a short
-wait, damaged, unwritable or of another layout is read as empty or left unwritten
-(said once, through cache.py's `on_record_not_kept` listener), and deleting it at any
-time is safe. Several processes may list and write at once: rows are replaced whole
+wait, damaged, unwritable or of another layout is read as empty; one damaged or of
+another layout is made again, one that cannot be written is left (said once, through
+cache.py's `on_record_not_kept` listener), and deleting it at any time is safe. The
+databases of earlier layouts of a kind are removed when its current one is made. Several processes may list and write at once: rows are replaced whole
 in one transaction per listing.
 """
 
@@ -25,6 +29,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -50,38 +55,74 @@ class IndexedRecord:
     taken_ns: int
     record: bytes
 
-    def trusted_for(self, info: os.stat_result) -> bool:
-        """Whether the file whose stat is ``info`` is, by its times and quiet before
-        the stamp, the file the record was made from (no need to open it)."""
-        mark = self.stamp
-        return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns) == (
-            mark.device,
-            mark.inode,
-            mark.size,
-            mark.mtime_ns,
-            mark.ctime_ns,
-        ) and max(mark.mtime_ns, mark.ctime_ns) <= self.taken_ns - QUIET_NS
+
+def _seen_as(info: os.stat_result) -> str:
+    """A file's device, inode, size, mtime and ctime in one text: a row's ``unchanged``
+    column, compared with the file's stat in one step (text, as an inode may not fit
+    SQLite's signed 64-bit integers)."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
+def _unchanged_column(mark: Stamp, taken_ns: int) -> str | None:
+    """What `_seen_as` gives for the file a row describes, when the row covers the
+    whole file and the file had been quiet before the stamp; else NULL (the row is
+    then checked against the file's bytes)."""
+    if mark.covered != mark.size or max(mark.mtime_ns, mark.ctime_ns) > taken_ns - QUIET_NS:
+        return None
+    return f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
 
 
 class FactsIndex:
-    """The rows of one kind of record, read once, written back in one transaction."""
+    """The rows of one kind of record, read as needed, written back in one
+    transaction (`save`, which also closes what was opened for reading)."""
 
     def __init__(self, root: Path, kind: str, version: int, *, many: bool = True) -> None:
-        """``many``: every row is read at the first `get` (for a listing of many
-        files); else each `get` reads its own row (for one file)."""
+        """``many``: the rows trusted on their file's stat alone are read at the first
+        `unchanged` (for a listing of many files); else only the row asked for."""
         self.path = root / f"{kind}-{version}.sqlite"
+        self._older = [root / f"{kind}-{older}.sqlite" for older in range(1, version)]
         self._kind = kind
         self._many = many
-        self._rows: dict[str, IndexedRecord] | None = None
+        self._db: sqlite3.Connection | None = None
+        self._unreadable = False
+        self._unchanged: dict[str, tuple[str, bytes]] | None = None
         self._pending: dict[str, IndexedRecord] = {}
+
+    def unchanged(self, file: str, info: os.stat_result) -> bytes | None:
+        """The record of ``file`` (an absolute path) when it covers the whole file and
+        the file's stat ``info`` shows it as it was when stamped, after a quiet time
+        (no need to open it); else None. The warm path of a listing: one lookup and
+        one comparison for each file."""
+        if self._many:
+            if self._unchanged is None:
+                found = self._query(
+                    "SELECT file, unchanged, record FROM records WHERE unchanged IS NOT NULL"
+                )
+                self._unchanged = {row[0]: (row[1], row[2]) for row in found}
+            kept = self._unchanged.get(file)
+        else:
+            found = self._query(
+                "SELECT file, unchanged, record FROM records WHERE file = ?"
+                " AND unchanged IS NOT NULL",
+                file,
+            )
+            kept = (found[0][1], found[0][2]) if found else None
+        if kept is None or kept[0] != _seen_as(info) or not isinstance(kept[1], bytes):
+            return None
+        return kept[1]
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one."""
-        if self._rows is None and self._many:
-            self._rows = self._read(None)
-        if self._rows is None or (not self._many and file not in self._rows):
-            self._rows = {**(self._rows or {}), **self._read(file)}
-        return self._rows.get(file)
+        found = self._query("SELECT stamp, taken_ns, record FROM records WHERE file = ?", file)
+        if not found:
+            return None
+        stamp, taken_ns, record = found[0]
+        if not isinstance(taken_ns, int) or not isinstance(record, bytes):
+            return None  # a damaged row: its file is read
+        try:
+            return IndexedRecord(_stamp_decoder.decode(stamp), taken_ns, record)
+        except (msgspec.MsgspecError, TypeError):
+            return None
 
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
         """Keep ``record`` for ``file`` (written by `save`). ``taken_ns``: when the
@@ -90,21 +131,28 @@ class FactsIndex:
 
     def save(self) -> None:
         """Write the records put since the last save, all in one transaction."""
+        self._close()
         if not self._pending:
             return
         rows = [
-            (name, _stamp_encoder.encode(row.stamp), row.taken_ns, row.record)
+            (
+                name,
+                _stamp_encoder.encode(row.stamp),
+                row.taken_ns,
+                row.record,
+                _unchanged_column(row.stamp, row.taken_ns),
+            )
             for name, row in self._pending.items()
         ]
         self._pending = {}
         for attempt in (1, 2):
             try:
                 with contextlib.closing(self._connect(create=True)) as db, db:
-                    db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?)", rows)
+                    db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)", rows)
                 return
             except sqlite3.DatabaseError as exc:
-                if attempt == 1 and not isinstance(exc, sqlite3.OperationalError):
-                    self._remove()  # not a database (damaged): it is only a cache
+                if attempt == 1 and _remade_for(exc):
+                    self._remove()  # damaged, or of another layout: it is only a cache
                     continue
                 failure: Exception = exc
             except OSError as exc:
@@ -114,34 +162,36 @@ class FactsIndex:
             )
             return
 
-    def _remove(self) -> None:
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _remove(self, path: Path | None = None) -> None:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(OSError):
-                os.unlink(f"{self.path}{suffix}")
+                os.unlink(f"{path or self.path}{suffix}")
 
-    def _read(self, file: str | None) -> dict[str, IndexedRecord]:
-        """The rows of every file (``file`` None) or of one."""
-        if not self.path.exists():
-            return {}
-        query = "SELECT file, stamp, taken_ns, record FROM records"
+    def _query(self, query: str, *values: str) -> list[Any]:
+        """The rows a query finds; none when there is no database, or it is locked,
+        damaged or of another layout (then listed as if empty)."""
+        if self._unreadable:
+            return []
         try:
-            with contextlib.closing(self._connect(create=False)) as db:
-                if file is None:
-                    found = db.execute(query).fetchall()
-                else:
-                    found = db.execute(query + " WHERE file = ?", (file,)).fetchall()
+            if self._db is None:
+                if not self.path.exists():
+                    return []
+                self._db = self._connect(create=False)
+            return self._db.execute(query, values).fetchall()
         except (sqlite3.Error, OSError):
-            return {}  # locked, damaged or another layout: listed as if empty
-        rows = {}
-        for file, stamp, taken_ns, record in found:
-            try:
-                rows[file] = IndexedRecord(_stamp_decoder.decode(stamp), taken_ns, record)
-            except (msgspec.MsgspecError, TypeError):
-                continue  # a damaged row: its file is read
-        return rows
+            self._unreadable = True
+            self._close()
+            return []
 
     def _connect(self, *, create: bool) -> sqlite3.Connection:
         if create and not self.path.exists():
+            for older in self._older:  # what an earlier release kept: never read again
+                self._remove(older)
             ensure_dir(self.path.parent)
             with contextlib.suppress(FileExistsError):
                 # made here, owner-only, never through a link planted at the name
@@ -151,13 +201,24 @@ class FactsIndex:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
-                "CREATE TABLE IF NOT EXISTS records"
-                " (file TEXT PRIMARY KEY, stamp BLOB, taken_ns INTEGER, record BLOB)"
+                "CREATE TABLE IF NOT EXISTS records (file TEXT PRIMARY KEY, stamp BLOB,"
+                " taken_ns INTEGER, record BLOB, unchanged TEXT)"
             )
         except sqlite3.Error:
             db.close()
             raise
         return db
+
+
+# Failures a database of the wrong shape gives (not a database; a table of another
+# layout), as against those of a database in use or a disk that is full or read-only.
+_REMADE_FOR = {sqlite3.SQLITE_ERROR, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT}
+
+
+def _remade_for(error: sqlite3.DatabaseError) -> bool:
+    """Whether ``error`` says the database is to be made again rather than waited for."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code in _REMADE_FOR or not isinstance(error, sqlite3.OperationalError)
 
 
 def now_ns() -> int:

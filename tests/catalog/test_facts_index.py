@@ -5,8 +5,10 @@ even with several processes listing and appending at once, and never needed."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from jsonl_session import list_sessions
 from jsonl_session.catalog import listing
 from jsonl_session.storage import facts_index
 
-INDEX = "listing-4.sqlite"
+INDEX = "listing-5.sqlite"
 
 
 @pytest.fixture
@@ -176,4 +178,35 @@ def test_processes_listing_and_appending_at_once_agree_in_the_end(
             assert len(json.loads(out)) == 12
     expected = listed(sessions, False)
     assert listed(sessions, cache) == expected
+    assert listed(sessions, cache) == expected
+
+
+def test_an_index_of_an_earlier_layout_is_removed_when_the_new_one_is_made(
+    sessions: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    older = [cache / name for name in ("listing-4.sqlite", "listing-4.sqlite-wal")]
+    for path in older:
+        path.write_bytes(b"kept by an earlier release")
+    other_kind = cache / "search-2.sqlite"
+    other_kind.write_bytes(b"not the listing's")
+    assert listed(sessions, cache) == listed(sessions, False)
+    assert (cache / INDEX).exists()
+    assert not any(path.exists() for path in older)
+    assert other_kind.exists()
+
+
+def test_an_index_of_another_layout_under_the_same_name_is_made_again(
+    sessions: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    with contextlib.closing(sqlite3.connect(cache / INDEX)) as db, db:
+        db.execute("CREATE TABLE records (file TEXT PRIMARY KEY, stamp BLOB)")
+    expected = listed(sessions, False)
+    assert listed(sessions, cache) == expected
+    with contextlib.closing(sqlite3.connect(cache / INDEX)) as db:
+        kept = db.execute("SELECT count(*) FROM records").fetchone()[0]
+    assert kept == len(expected)
     assert listed(sessions, cache) == expected

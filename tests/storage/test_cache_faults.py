@@ -234,8 +234,8 @@ def test_a_changed_file_answers_as_without_cache(
         assert invoke(*args)[0] == 0
     Session.open(big)
     assert {r.parent.name for r in records_in(own_cache_folder)} >= {"index-3"}
-    assert (own_cache_folder / "listing-4.sqlite").exists()
-    assert (own_cache_folder / "search-2.sqlite").exists()
+    assert (own_cache_folder / "listing-5.sqlite").exists()
+    assert (own_cache_folder / "search-3.sqlite").exists()
     before = library_view(big, False)
     CHANGES[change](big)
     assert library_view(big, False) != before  # the change shows
