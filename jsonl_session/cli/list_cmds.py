@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -95,17 +96,49 @@ def list_(
         return
     lines: list[str | tuple[str, str]] = []
     width = out().width if is_terminal() else 0
+    local_minutes: dict[int, str] = {}
     for info in infos:
-        title = info.name or " ".join(info.first_message.split())
-        if info.problem:
-            title = f"[{info.problem}]"
-        when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        when = _local_minute(info.modified, local_minutes)
         count = f"{info.message_count} msg" + ("" if info.message_count == 1 else "s")
         line = f"{when}  {count:>8}  {info.agent:<6}  "
         room = max(width - len(line), MIN_TITLE_CELLS) if width else TITLE_CELLS
+        if info.problem:
+            title = f"[{info.problem}]"
+        else:
+            title = info.name or _one_line_head(info.first_message, 4 * room + 5)
         lines.append(line + fit(title, room))
         lines.append((f"    {info.path}", "dim"))
     _print_lines(lines)
+
+
+def _local_minute(moment: datetime, known: dict[int, str]) -> str:
+    """``moment`` as the local date and minute, worked out once for all the sessions
+    changed in the same minute (``known``: by minutes since the epoch) unless the
+    zone's offset changed within it (an offset of seconds, as some before 1973)."""
+    minute = int(moment.timestamp() // 60)
+    when = known.get(minute)
+    if when is None:
+        when = moment.astimezone().strftime("%Y-%m-%d %H:%M")
+        try:
+            first, last = (
+                datetime.fromtimestamp(minute * 60 + second, tz=UTC).astimezone().utcoffset()
+                for second in (0, 59.999999)
+            )
+        except (OverflowError, ValueError, OSError):
+            return when  # at the ends of what a datetime holds
+        if first == last:
+            known[minute] = when
+    return when
+
+
+def _one_line_head(text: str, chars: int) -> str:
+    """``text`` with its runs of whitespace made one space: of it at least the first
+    ``chars`` characters (all that fit() looks at), without splitting all of a long
+    first message."""
+    head = " ".join(text[: chars + 64].split())
+    if len(head) >= chars or len(text) <= chars + 64:
+        return head
+    return " ".join(text.split())  # more whitespace than text in its head
 
 
 def _print_lines(lines: list[str | tuple[str, str]]) -> None:

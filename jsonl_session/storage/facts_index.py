@@ -13,12 +13,12 @@ stamps it anew. A row trusted on the times alone carries them as one text column
 with one comparison. What a record holds is the caller's (catalog/listing.py: listing
 facts; catalog/search.py: texts).
 
-Like every cache here it is never needed: a database that is locked past a short
-wait, damaged, unwritable or of another layout is read as empty; one damaged or of
-another layout is made again, one that cannot be written is left (said once, through
-cache.py's `on_record_not_kept` listener), and deleting it at any time is safe. The
-databases of earlier layouts of a kind are removed when its current one is made. Several processes may list and write at once: rows are replaced whole
-in one transaction per listing.
+Like every cache here it is never needed: a database that is locked past a short wait,
+damaged, unwritable or of another layout is read as empty; one damaged or of another
+layout is made again, one that cannot be written is left (said once, through cache.py's
+`on_record_not_kept` listener), and deleting it at any time is safe. The databases of
+earlier layouts of a kind are removed when its current one is made. Several processes
+may list and write at once: rows are replaced whole in one transaction per listing.
 """
 
 from __future__ import annotations

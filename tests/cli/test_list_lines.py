@@ -1,0 +1,85 @@
+"""`list`'s lines into a pipe: the local minute each session changed, worked out once
+a minute yet right across a change of the zone's offset, and titles cut from the head
+of a long first message as from the whole of it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from jsonl_session import list_sessions
+from jsonl_session.cli.options import fit
+
+# Liberia moved from -0:44:30 to UTC at 1972-01-07 00:44:30 UTC: one UTC minute holds
+# both offsets, so two sessions changed in it show different local minutes.
+ZONE = "Africa/Monrovia"
+MOMENTS_MS = [
+    int(datetime(1972, 1, 7, 0, 44, seconds, tzinfo=UTC).timestamp() * 1000)
+    for seconds in (10, 20, 40, 50)
+] + [1_750_000_000_000 + n * 7_000 for n in range(20)]  # twenty in three minutes
+
+
+def write_session(path: Path, moment_ms: int, text: str) -> None:
+    header = {"type": "session", "version": 3, "id": path.stem, "cwd": "/p",
+              "timestamp": "2025-01-01T00:00:00.000Z"}  # fmt: skip
+    message = {"type": "message", "id": "a0000001", "parentId": None,
+               "timestamp": "2025-01-01T00:00:00.000Z",
+               "message": {"role": "user", "content": text, "timestamp": moment_ms}}  # fmt: skip
+    path.write_text(json.dumps(header) + "\n" + json.dumps(message) + "\n")
+
+
+def listed_in(zone: str, folder: Path) -> list[str]:
+    env = {**os.environ, "TZ": zone, "JSONL_SESSION_NO_CACHE": "1"}
+    command = [sys.executable, "-m", "jsonl_session", "list", str(folder)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    return done.stdout.splitlines()[::2]
+
+
+def local_minutes_in(zone: str, folder: Path) -> list[str]:
+    """Each session's local minute, worked out on its own in ``zone``."""
+    code = (
+        "import sys, time\nfrom pathlib import Path\nfrom jsonl_session import list_sessions\n"
+        "time.tzset()\nfor i in list_sessions(Path(sys.argv[1]), cache=False):\n"
+        "    print(i.modified.astimezone().strftime('%Y-%m-%d %H:%M'))\n"
+    )
+    env = {**os.environ, "TZ": zone}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(folder)], capture_output=True, text=True, env=env
+    )
+    return done.stdout.splitlines()
+
+
+@pytest.mark.skipif(not Path("/usr/share/zoneinfo", ZONE).exists(), reason="no tz database")
+@pytest.mark.parametrize("zone", [ZONE, "America/New_York", "UTC"])
+def test_each_session_shows_its_own_local_minute(tmp_path: Path, zone: str) -> None:
+    for n, moment in enumerate(MOMENTS_MS):
+        write_session(tmp_path / f"s{n:02d}.jsonl", moment, f"question {n}")
+    shown = [line[:16] for line in listed_in(zone, tmp_path)]
+    expected = local_minutes_in(zone, tmp_path)
+    assert shown == expected
+    if zone == ZONE:
+        assert {"1972-01-06 23:59", "1972-01-07 00:44"} <= set(shown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "word " * 400,
+        "a" + " \n\t" * 500 + "b c d " * 50,  # more whitespace than text at its head
+        " ".join(["日本語 ✓ 🚀 €"] * 80),
+        "short\n\nquestion",
+    ],
+)
+def test_a_long_first_message_is_cut_as_its_whole_one_line_form_would_be(
+    tmp_path: Path, text: str
+) -> None:
+    write_session(tmp_path / "s.jsonl", 1_750_000_000_000, text)
+    (info,) = list_sessions(tmp_path, cache=False)
+    title = listed_in("UTC", tmp_path)[0].split("  pi      ", 1)[1]
+    assert title == fit(" ".join(info.first_message.split()), 64).rstrip(" ")
