@@ -11,17 +11,16 @@ header's time, else the file's mtime. Unlike pi, a file that cannot be read as a
 session (a byte order mark before the header included) is listed with its problem
 instead of being dropped, and so is one pi 1.5.2 fails on (a null user content).
 
-Each line is decoded only for the few fields the rules need (a narrow decoder here;
-format/entry.py's envelope for a line it refuses); a body is decoded for the first user
-message. Reading files is the only I/O here; keeping the facts between runs is
-storage/cache.py's, and text from content is messages.py's.
+What the rules take from the lines is listing_facts.py's. Reading files is the only
+I/O here; keeping the facts between runs is storage/facts_index.py's, spreading the
+reading of thousands of files over the cores parallel.py's.
 """
 
 from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,10 +29,19 @@ from typing import Any
 import msgspec
 
 from jsonl_session.catalog.finding import files_of, session_files
-from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
-from jsonl_session.format.ids import timestamp_to_ms
+from jsonl_session.catalog.listing_facts import (
+    EPOCH,
+    Facts,
+    HeaderFacts,
+    ListingRecord,
+    from_ms,
+    header_facts,
+    kept_moment,
+    line_facts,
+)
+from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
+from jsonl_session.format.entry import NotAnObject, loads_object
 from jsonl_session.format.jsonio import NotJson
-from jsonl_session.messages import joined_text
 from jsonl_session.storage.cache import (
     RECORD_ENCODING_ERRORS,
     CacheOption,
@@ -42,7 +50,7 @@ from jsonl_session.storage.cache import (
     stamp,
     still_valid,
 )
-from jsonl_session.storage.facts_index import FactsIndex, now_ns
+from jsonl_session.storage.facts_index import FactsIndex, IndexedRecord, index_key, now_ns
 from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
 from jsonl_session.storage.paths import session_dir_for
 
@@ -86,83 +94,6 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-# The times a JavaScript Date holds (±8.64e15 ms, about ±275,000 years); pi's listing
-# cannot show a time outside them, and neither can a datetime.
-_MAX_MS = 8_640_000_000_000_000
-_EPOCH = datetime.fromtimestamp(0, tz=UTC)
-
-
-def _in_range(ms: Any) -> bool:
-    """A number of milliseconds a listing can show: finite and within a Date's range
-    (a damaged or hostile file may hold 1e300, 2**70 or 10**400)."""
-    # Python compares any int with any float exactly, and NaN with nothing: no overflow.
-    return isinstance(ms, int | float) and not isinstance(ms, bool) and -_MAX_MS <= ms <= _MAX_MS
-
-
-def _from_ms(ms: int | float) -> datetime | None:
-    """The time ``ms`` after the epoch, or None when no datetime holds it."""
-    if not _in_range(ms):
-        return None
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, ValueError, OSError):  # outside the platform's years
-        return None
-
-
-def _kept_moment(ms: float) -> datetime | None:
-    """`_from_ms` of a time the facts kept, which was in a Date's range when kept
-    (a damaged row may hold any float: a datetime that cannot hold it is none)."""
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, ValueError, OSError):
-        return None
-
-
-class _HeaderFacts(msgspec.Struct, array_like=True):
-    id: str | None
-    cwd: str
-    parent_session: str | None
-    created_ms: float | None  # the header's time, when a Date and a datetime hold it
-
-
-def _header_facts(header: dict[str, Any]) -> _HeaderFacts:
-    timestamp = header.get("timestamp")
-    created_ms = timestamp_to_ms(timestamp) if isinstance(timestamp, str) else None
-    return _HeaderFacts(
-        header.get("id") if isinstance(header.get("id"), str) else None,
-        _str_or_none(header.get("cwd")) or "",
-        _str_or_none(header.get("parentSession")),
-        float(created_ms) if created_ms is not None and _from_ms(created_ms) else None,
-    )
-
-
-class _Facts(msgspec.Struct, array_like=True):
-    """What pi's listing rules take from a run of lines; runs fold left to right."""
-
-    count: int = 0
-    latest: float | None = None
-    first_message: str = ""
-    name_seen: bool = False
-    name: str | None = None
-
-    def then(self, later: _Facts) -> _Facts:
-        latest = self.latest
-        if later.latest is not None:
-            latest = later.latest if latest is None else max(latest, later.latest)
-        return _Facts(
-            self.count + later.count,
-            latest,
-            self.first_message or later.first_message,
-            self.name_seen or later.name_seen,
-            later.name if later.name_seen else self.name,
-        )
-
-
-class _ListingRecord(msgspec.Struct, array_like=True):
-    header: _HeaderFacts
-    facts: _Facts
-
-
 def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     """Describe one session file; never raises for a damaged file (see ``problem``).
 
@@ -179,7 +110,7 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
 # 3 was one record file per session; 4 kept the header's time as its text
 _RECORD_KIND, _RECORD_VERSION = "listing", 5
 _record_encoder = msgspec.msgpack.Encoder()
-_record_decoder = msgspec.msgpack.Decoder(_ListingRecord)
+_record_decoder = msgspec.msgpack.Decoder(ListingRecord)
 
 
 def _index(cache: CacheOption, *, many: bool = True) -> FactsIndex | None:
@@ -190,17 +121,30 @@ def _index(cache: CacheOption, *, many: bool = True) -> FactsIndex | None:
 
 
 def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
-    key = _key(file_path)
+    key = index_key(file_path)
     if index is not None:
-        try:
-            now = os.stat(key)
-        except OSError:
-            pass  # described below, with the reason
-        else:
-            unchanged = index.unchanged(key, now)
-            record = _decoded(unchanged) if unchanged is not None else None
-            if record is not None:
-                return _info(file_path, record.header, record.facts, now.st_mtime)
+        known = _from_index(file_path, key, index)
+        if known is not None:
+            return known
+    return _read_and_describe(file_path, key, index)
+
+
+def _from_index(file_path: Path, key: str, index: FactsIndex) -> SessionInfo | None:
+    """The file described from its row, when its stat shows it unchanged; else None."""
+    try:
+        now = os.stat(key)
+    except OSError:
+        return None  # described when read, with the reason
+    unchanged = index.unchanged(key, now)
+    record = _decoded(unchanged) if unchanged is not None else None
+    if record is None:
+        return None
+    return _info(file_path, record.header, record.facts, now.st_mtime)
+
+
+def _read_and_describe(file_path: Path, key: str, index: FactsIndex | None) -> SessionInfo:
+    """The file described from its bytes (those after its row's, when it has one),
+    its facts put in ``index`` for `FactsIndex.save`."""
     row = index.get(key) if index is not None else None
     record = _decoded(row.record) if row is not None else None
     try:
@@ -215,38 +159,29 @@ def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
             handle.seek(covered)
             data = handle.read()
             cut = data.rfind(b"\n") + 1
-            facts = record.facts.then(_facts(data, 0, cut))
+            facts = record.facts.then(line_facts(data, 0, cut))
             if index is not None:  # stamped anew: once quiet, a stat will do
                 crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
                 mark = stamp(fd, covered + cut, crc, before)
                 _keep(index, key, mark, taken, record.header, facts)
     except OSError as exc:
         return _broken(file_path, None, exc.strerror or str(exc))
-    return _info(file_path, record.header, facts.then(_facts(data, cut)), before.st_mtime)
+    return _info(file_path, record.header, facts.then(line_facts(data, cut)), before.st_mtime)
 
 
-def _key(path: Path) -> str:
-    """The file's absolute path: its index key (os.path.abspath's answer, without its
-    cost for a path that is absolute and normal already, as a folder's files are)."""
-    text = os.fspath(path)
-    if os.sep == "/" and text.startswith("/") and "/." not in text and "//" not in text:
-        return text
-    return os.path.abspath(text)
-
-
-def _decoded(record: bytes) -> _ListingRecord | None:
+def _decoded(record: bytes) -> ListingRecord | None:
     try:
-        decoded: _ListingRecord = _record_decoder.decode(record)
+        decoded: ListingRecord = _record_decoder.decode(record)
     except (msgspec.MsgspecError, TypeError, ValueError):
         return None  # a damaged row: the file is read
     return decoded
 
 
 def _keep(
-    index: FactsIndex, key: str, mark: Stamp, taken: int, head: _HeaderFacts, facts: _Facts
+    index: FactsIndex, key: str, mark: Stamp, taken: int, head: HeaderFacts, facts: Facts
 ) -> None:
     try:
-        record = _record_encoder.encode(_ListingRecord(head, facts))
+        record = _record_encoder.encode(ListingRecord(head, facts))
     except RECORD_ENCODING_ERRORS:  # a lone surrogate in a name: that file is read each time
         return
     index.put(key, mark, taken, record)
@@ -276,15 +211,15 @@ def _describe_and_keep(
         if header_line is not None and header_line.raw.startswith(BOM):
             problem = BOM_PROBLEM
         return _broken(path, mtime, problem)
-    head = _header_facts(header)
+    head = header_facts(header)
     start = after_line(data, header_line)
     cut = max(start, data.rfind(b"\n") + 1)
-    facts = _facts(data, start, cut)
+    facts = line_facts(data, start, cut)
     # A header without its newline may still grow: nothing is kept until it ends.
     if index is not None and cut and header_line.terminated:
         crc = zlib.crc32(memoryview(data)[:cut])  # of the bytes read: no second read
         _keep(index, key, stamp(fd, cut, crc, before, data), taken, head, facts)
-    return _info(path, head, facts.then(_facts(data, cut)), mtime)
+    return _info(path, head, facts.then(line_facts(data, cut)), mtime)
 
 
 def _foreign_info(path: Path, data: bytes, mtime: float) -> SessionInfo | None:
@@ -298,17 +233,17 @@ def _foreign_info(path: Path, data: bytes, mtime: float) -> SessionInfo | None:
     loaded = read_foreign(data, path)
     if loaded is None:
         return None
-    head = _header_facts(loaded.header)
+    head = header_facts(loaded.header)
     lines = b"\n".join(entry.raw for entry in loaded.entries) + b"\n"
-    info = _info(path, head, _facts(lines), mtime)
+    info = _info(path, head, line_facts(lines), mtime)
     return replace(info, agent=loaded.dialect)
 
 
-def _info(path: Path, head: _HeaderFacts, facts: _Facts, mtime: float) -> SessionInfo:
-    created = _kept_moment(head.created_ms) if head.created_ms is not None else None
+def _info(path: Path, head: HeaderFacts, facts: Facts, mtime: float) -> SessionInfo:
+    created = kept_moment(head.created_ms) if head.created_ms is not None else None
     latest_ms = facts.latest
-    latest = _kept_moment(latest_ms) if latest_ms is not None and latest_ms > 0 else None
-    modified = latest or created or _from_ms(mtime * 1000) or _EPOCH
+    latest = kept_moment(latest_ms) if latest_ms is not None and latest_ms > 0 else None
+    modified = latest or created or from_ms(mtime * 1000) or EPOCH
     return SessionInfo(
         path=path,
         id=head.id,
@@ -322,122 +257,8 @@ def _info(path: Path, head: _HeaderFacts, facts: _Facts, mtime: float) -> Sessio
     )
 
 
-class _ListedMessage(msgspec.Struct, gc=False):
-    role: Any = None
-    timestamp: Any = None
-
-
-class _ListedLine(msgspec.Struct, gc=False):
-    type: Any = None
-    timestamp: Any = None
-    name: Any = None
-    message: _ListedMessage | None = None
-
-
-_listed_line = msgspec.json.Decoder(_ListedLine)
-
-
-def _facts(data: bytes, start: int = 0, stop: int | None = None) -> _Facts:
-    """The listing facts of lines after the header. Each line is decoded on its own,
-    as pi parses each (so two objects on one line, or one object over two lines, make
-    bad lines, not entries), and only for the few fields the rules need. A line the
-    fast decoder refuses is read by format/entry.py's slower rules, which skip what pi skips.
-    Reads ``data[start:stop]`` where it lies, without copying it."""
-    facts = _Facts()
-    view = memoryview(data)
-    find = data.find
-    decode = _listed_line.decode
-    size = len(data) if stop is None else stop
-    while start < size:
-        end = find(b"\n", start, size)
-        if end < 0:
-            end = size
-        try:
-            line = decode(view[start:end])
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            _note_odd_line(facts, data[start:end])
-        else:
-            message = line.message
-            role, moment = (None, None) if message is None else (message.role, message.timestamp)
-            if (
-                line.type == "message"
-                and moment.__class__ is int
-                and -_MAX_MS <= moment <= _MAX_MS
-                and role in _TIMED_ROLES
-            ):
-                # Most lines: folded here as _note_line would fold them, but faster.
-                facts.count += 1
-                latest = facts.latest
-                facts.latest = moment if latest is None or moment > latest else latest
-                is_user = role == "user"
-            else:
-                is_user = _note_line(facts, line.type, line.name, role, moment, line.timestamp)
-            if is_user and not facts.first_message:  # an empty one: pi takes the next
-                facts.first_message = _text_of(loads_object(data[start:end]).get("message"))
-        start = end + 1
-    if facts.latest is not None:
-        facts.latest = float(facts.latest)
-    return facts
-
-
-_TIMED_ROLES = ("user", "assistant")
-
-
-def _note_odd_line(facts: _Facts, raw: bytes) -> None:
-    """A line that is blank, not JSON, not UTF-8, or of another shape."""
-    try:
-        env = decode_envelope(raw)
-    except (NotJson, NotAnObject):
-        return  # pi skips lines it cannot parse
-    name = loads_object(raw).get("name") if env.type == "session_info" else None
-    is_user = _note_line(facts, env.type, name, env.role, env.message_timestamp, env.timestamp)
-    if is_user and not facts.first_message:
-        facts.first_message = _text_of(loads_object(raw).get("message"))
-
-
-def _note_line(
-    facts: _Facts, kind: Any, name: Any, role: Any, message_time: Any, entry_time: Any
-) -> bool:
-    """Fold one line's fields into ``facts`` by pi's rules; True for a user message
-    (whose text may be the first message)."""
-    if kind == "session_info":
-        facts.name_seen = True
-        facts.name = name.strip() or None if isinstance(name, str) else None
-    elif kind == "message":
-        facts.count += 1
-        if role == "user" or role == "assistant":
-            _note_time(facts, message_time, entry_time)
-            return bool(role == "user")
-    return False
-
-
-def _note_time(facts: _Facts, message_timestamp: Any, entry_timestamp: Any) -> None:
-    moment = _message_time(message_timestamp, entry_timestamp)
-    if moment is not None:
-        facts.latest = moment if facts.latest is None else max(facts.latest, moment)
-
-
-def _message_time(message_timestamp: Any, entry_timestamp: Any) -> float | None:
-    # A time no Date holds counts as none: the listing shows the other times.
-    if isinstance(message_timestamp, int | float) and not isinstance(message_timestamp, bool):
-        return float(message_timestamp) if _in_range(message_timestamp) else None
-    if isinstance(entry_timestamp, str):
-        ms = timestamp_to_ms(entry_timestamp)
-        return float(ms) if ms is not None and _in_range(ms) else None
-    return None
-
-
-def _text_of(message: Any) -> str:
-    # Text blocks joined by spaces, as pi's listing joins them.
-    return joined_text(message.get("content"), " ") if isinstance(message, dict) else ""
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _broken(path: Path, mtime: float | None, problem: str) -> SessionInfo:
-    moment = _from_ms((mtime if mtime is not None else 0) * 1000) or _EPOCH
+    moment = from_ms((mtime if mtime is not None else 0) * 1000) or EPOCH
     return SessionInfo(path, None, "", None, None, None, moment, 0, NO_MESSAGES, problem)
 
 
@@ -450,29 +271,73 @@ def list_sessions(
     limit: int | None = None,
     progress: Progress | None = None,
     cache: CacheOption = None,
+    workers: int | None = 1,
 ) -> list[SessionInfo]:
     """Sessions, newest first: of ``dir_or_root`` (a project folder; with
     ``all_projects``, a root and every folder under it), or by default of ``cwd``
     (default: the current directory) in every agent's folders (finding.py); only
-    those of ``agents`` when given ("pi", "claude", "codex")."""
+    those of ``agents`` when given ("pi", "claude", "codex"). ``workers``: processes
+    to read the files the cache cannot answer for with, when there are thousands
+    (None: one per core; see parallel.py for what a script doing so must guard)."""
     files = session_files(dir_or_root, cwd=cwd, all_projects=all_projects, agents=agents)
-    infos = list(_described(files, progress, cache))
+    infos = _described(files, progress, cache, workers)
     infos.sort(key=lambda info: (info.modified, str(info.path)), reverse=True)
     return infos[:limit] if limit is not None else infos
 
 
 def _described(
-    files: list[Path], progress: Progress | None, cache: CacheOption
-) -> Iterable[SessionInfo]:
+    files: list[Path], progress: Progress | None, cache: CacheOption, workers: int | None
+) -> list[SessionInfo]:
+    """Each file described, in their order: from the index where it answers, then the
+    rest read, by ``workers`` processes when there are enough of them (parallel.py)."""
     index = _index(cache)
+    described: list[SessionInfo | None] = [None] * len(files)
+    done = 0
+    to_read: list[int] = []
     try:
-        for done, path in enumerate(files, 1):
-            yield _describe(path, index)
+        for at, path in enumerate(files):
+            known = _from_index(path, index_key(path), index) if index is not None else None
+            if known is None:
+                to_read.append(at)
+                continue
+            described[at] = known
+            done += 1
             if progress is not None:
                 progress(done, len(files))
+        count = worker_count(workers, len(to_read))
+        if count == 1:
+            for at in to_read:
+                described[at] = _read_and_describe(files[at], index_key(files[at]), index)
+                done += 1
+                if progress is not None:
+                    progress(done, len(files))
+        else:
+            root = cache_root(cache)
+            runs = [(root, [files[at] for at in run]) for run in runs_of(to_read)]
+            for run, (infos, rows) in zip(
+                runs_of(to_read), in_order(_describe_run, runs, count), strict=True
+            ):
+                for at, info in zip(run, infos, strict=True):
+                    described[at] = info
+                if index is not None:
+                    index.put_rows(rows)
+                done += len(run)
+                if progress is not None:
+                    progress(done, len(files))
     finally:
         if index is not None:
             index.save()  # one transaction for the whole listing
+    return [info for info in described if info is not None]
+
+
+def _describe_run(
+    run: tuple[Path | None, list[Path]],
+) -> tuple[list[SessionInfo], dict[str, IndexedRecord]]:
+    """In a worker: the files of a run described, and the rows to keep for them."""
+    root, paths = run
+    index = FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=False) if root else None
+    infos = [_read_and_describe(path, index_key(path), index) for path in paths]
+    return infos, index.take_pending() if index is not None else {}
 
 
 def latest_session(

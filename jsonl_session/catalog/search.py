@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.jsonio import NotJson
@@ -38,7 +39,7 @@ from jsonl_session.storage.cache import (
     stamp,
     still_valid,
 )
-from jsonl_session.storage.facts_index import FactsIndex, now_ns
+from jsonl_session.storage.facts_index import FactsIndex, IndexedRecord, index_key, now_ns
 from jsonl_session.storage.lines import after_line, first_line, split_lines
 from jsonl_session.storage.loader import load_entries
 
@@ -91,13 +92,16 @@ def search_sessions(
     tools: bool = False,
     limit: int | None = None,
     cache: CacheOption = None,
+    workers: int | None = 1,
 ) -> Iterator[SearchHit]:
     """Hits for ``query`` in each file, in file order; ``tools``: in tool output too;
     ``limit``: at most that many. With a cache (storage/cache.py), a file's texts are
-    kept there, so searching it again reads only what was appended."""
+    kept there, so searching it again reads only what was appended. ``workers``:
+    processes to read the files the cache cannot answer for with, when there are
+    thousands (None: one per core; see parallel.py for what a script must guard)."""
     if not query.strip():
         raise JsonlSessionError("the search query is empty")
-    hits = _search(query, files, tools, cache)
+    hits = _search(query, files, tools, cache, workers)
     return hits if limit is None else itertools.islice(hits, limit)
 
 
@@ -106,42 +110,74 @@ _RECORD_VERSION = 3
 
 
 def _search(
-    query: str, files: Iterable[Path], tools: bool, cache: CacheOption
+    query: str, files: Iterable[Path], tools: bool, cache: CacheOption, workers: int | None
 ) -> Iterator[SearchHit]:
     root = cache_root(cache)
     kinds = ("search", "search-tools") if tools else ("search",)
     indexes = [FactsIndex(root, kind, _RECORD_VERSION) for kind in kinds] if root else None
+    paths = files if isinstance(files, list) else list(files)
     try:
-        for path in files:
-            try:
-                if indexes is not None:
-                    trusted = _trusted_texts(path, indexes)
-                    if trusted is not None:  # unchanged since kept: not even opened
-                        yield from _with_ids(path, list(_hits(query, path, *trusted)))
-                        continue
-                foreign = _foreign_texts(path, tools)
-                if foreign is not None:  # another agent's file: searched as read, never cached
-                    yield from _hits(query, path, *foreign)
-                elif indexes is None:
-                    yield from search_bytes(query, path, path.read_bytes(), tools=tools)
-                else:
-                    texts: list[_Text] = []
-                    for index, of_tools in zip(indexes, (False, True), strict=False):
-                        session_id, found = _cached_texts(path, index, of_tools)
-                        texts.extend(found)
-                    texts.sort(key=lambda text: text.line)
-                    yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
-            except OSError:
-                continue  # listed with its problem by `list`; nothing to search
+        # Files without a row trusted on their stat alone are to be read (a guess for
+        # those changed since their row: deciding costs no stat).
+        to_read = [p for p in paths if not all(i.may_know(index_key(p)) for i in indexes or ())]
+        count = worker_count(workers, len(to_read) if indexes else len(paths))
+        if count == 1:
+            for path in paths:
+                yield from _file_hits(query, path, tools, indexes)
+            return
+        runs = [(query, tools, root, list(run)) for run in runs_of(paths)]
+        for hits, rows in in_order(_search_run, runs, count):
+            yield from hits
+            for index, kept in zip(indexes or (), rows, strict=False):
+                index.put_rows(kept)
     finally:
         for index in indexes or ():
             index.save()  # one transaction per kind for the whole search
 
 
+def _search_run(
+    run: tuple[str, bool, Path | None, list[Path]],
+) -> tuple[list[SearchHit], list[dict[str, IndexedRecord]]]:
+    """In a worker: the hits in the files of a run, and the rows to keep for them."""
+    query, tools, root, paths = run
+    kinds = ("search", "search-tools") if tools else ("search",)
+    indexes = (
+        [FactsIndex(root, kind, _RECORD_VERSION, many=False) for kind in kinds] if root else None
+    )
+    hits = [hit for path in paths for hit in _file_hits(query, path, tools, indexes)]
+    return hits, [index.take_pending() for index in indexes or ()]
+
+
+def _file_hits(
+    query: str, path: Path, tools: bool, indexes: list[FactsIndex] | None
+) -> Iterator[SearchHit]:
+    """The hits in one file, its rows in ``indexes`` brought up to date."""
+    try:
+        if indexes is not None:
+            trusted = _trusted_texts(path, indexes)
+            if trusted is not None:  # unchanged since kept: not even opened
+                yield from _with_ids(path, list(_hits(query, path, *trusted)))
+                return
+        foreign = _foreign_texts(path, tools)
+        if foreign is not None:  # another agent's file: searched as read, never cached
+            yield from _hits(query, path, *foreign)
+        elif indexes is None:
+            yield from search_bytes(query, path, path.read_bytes(), tools=tools)
+        else:
+            texts: list[_Text] = []
+            for index, of_tools in zip(indexes, (False, True), strict=False):
+                session_id, found = _cached_texts(path, index, of_tools)
+                texts.extend(found)
+            texts.sort(key=lambda text: text.line)
+            yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
+    except OSError:
+        return  # listed with its problem by `list`; nothing to search
+
+
 def _trusted_texts(path: Path, indexes: list[FactsIndex]) -> tuple[str | None, list[_Text]] | None:
     """The texts of ``path`` from its rows when each is trusted on the file's times
     (facts_index.py) and covers the whole file; else None."""
-    key = os.path.abspath(path)
+    key = index_key(path)
     info = os.stat(key)
     records = []
     for index in indexes:

@@ -18,6 +18,7 @@ from jsonl_session.cli.options import (
     DirArg,
     JsonOption,
     NoCacheOption,
+    WorkersOption,
     cache_for,
     err,
     fail,
@@ -73,6 +74,7 @@ def list_(
     as_json: JsonOption = False,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N sessions.")] = None,
     no_cache: NoCacheOption = False,
+    workers: WorkersOption = None,
 ) -> None:
     """Sessions, newest first: name or first message, when, how many messages, and
     which agent wrote them (pi, Claude Code, Codex)."""
@@ -87,6 +89,7 @@ def list_(
             limit=limit,
             progress=report,
             cache=cache_for(ctx, no_cache),
+            workers=workers,
         )
     if as_json:
         print_json([info.to_dict() for info in infos])
@@ -215,6 +218,7 @@ def search(
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N matches.")] = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
+    workers: WorkersOption = None,
 ) -> None:
     """Find text in user and assistant messages and session names (any agent's), with
     the entry id to give other commands; --tools: in tool output too."""
@@ -227,7 +231,8 @@ def search(
     )
     cache = cache_for(ctx, no_cache)
     wanted = None if limit is None else limit + 1  # one more: to say there are more
-    hits = list(search_sessions(query, files, tools=tools, limit=wanted, cache=cache))
+    found = search_sessions(query, files, tools=tools, limit=wanted, cache=cache, workers=workers)
+    hits = list(found)
     more = limit is not None and len(hits) > limit
     hits = hits[:limit]
     if as_json:

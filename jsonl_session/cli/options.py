@@ -97,6 +97,15 @@ NoCacheOption = Annotated[
         "(same as JSONL_SESSION_NO_CACHE=1).",
     ),
 ]
+WorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Processes to read thousands of files with, when the cache cannot answer "
+        "for them (default: one per core; 1: this process only).",
+    ),
+]
 LeafOption = Annotated[
     str | None,
     typer.Option(

@@ -56,6 +56,15 @@ class IndexedRecord:
     record: bytes
 
 
+def index_key(path: Path) -> str:
+    """A file's key in an index: its absolute path (os.path.abspath's answer, without
+    its cost for a path that is absolute and normal already, as a folder's files are)."""
+    text = os.fspath(path)
+    if os.sep == "/" and text.startswith("/") and "/." not in text and "//" not in text:
+        return text
+    return os.path.abspath(text)
+
+
 def _seen_as(info: os.stat_result) -> str:
     """A file's device, inode, size, mtime and ctime in one text: a row's ``unchanged``
     column, compared with the file's stat in one step (text, as an inode may not fit
@@ -94,12 +103,8 @@ class FactsIndex:
         (no need to open it); else None. The warm path of a listing: one lookup and
         one comparison for each file."""
         if self._many:
-            if self._unchanged is None:
-                found = self._query(
-                    "SELECT file, unchanged, record FROM records WHERE unchanged IS NOT NULL"
-                )
-                self._unchanged = {row[0]: (row[1], row[2]) for row in found}
-            kept = self._unchanged.get(file)
+            known = self._load_unchanged() if self._unchanged is None else self._unchanged
+            kept = known.get(file)
         else:
             found = self._query(
                 "SELECT file, unchanged, record FROM records WHERE file = ?"
@@ -110,6 +115,14 @@ class FactsIndex:
         if kept is None or kept[0] != _seen_as(info) or not isinstance(kept[1], bytes):
             return None
         return kept[1]
+
+    def may_know(self, file: str) -> bool:
+        """Whether ``file`` has a row that `unchanged` may answer with (its file's
+        stat decides), without a stat: for judging how much is left to read."""
+        if not self._many:
+            return True
+        known = self._load_unchanged() if self._unchanged is None else self._unchanged
+        return file in known
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one."""
@@ -124,10 +137,28 @@ class FactsIndex:
         except (msgspec.MsgspecError, TypeError):
             return None
 
+    def _load_unchanged(self) -> dict[str, tuple[str, bytes]]:
+        found = self._query(
+            "SELECT file, unchanged, record FROM records WHERE unchanged IS NOT NULL"
+        )
+        self._unchanged = {row[0]: (row[1], row[2]) for row in found}
+        return self._unchanged
+
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
         """Keep ``record`` for ``file`` (written by `save`). ``taken_ns``: when the
         stat in ``stamp`` was taken, before the file was read."""
         self._pending[file] = IndexedRecord(stamp, taken_ns, record)
+
+    def take_pending(self) -> dict[str, IndexedRecord]:
+        """The rows put and not saved, handed over (from a worker process to the
+        process that saves them), and what was opened for reading closed."""
+        self._close()
+        pending, self._pending = self._pending, {}
+        return pending
+
+    def put_rows(self, rows: dict[str, IndexedRecord]) -> None:
+        """Rows another `FactsIndex` took (`take_pending`), to be written by `save`."""
+        self._pending.update(rows)
 
     def save(self) -> None:
         """Write the records put since the last save, all in one transaction."""

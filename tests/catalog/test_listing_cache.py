@@ -386,7 +386,7 @@ class TestSwitches:
 class TestReportedProblems:
     def test_a_reply_appended_to_an_unterminated_reply(self, tmp_path: Path) -> None:
         """The two lines become one that is not JSON, which pi skips; msgspec's
-        decode_lines (listing._facts) reads ``{...}{...}`` on one line as two values."""
+        decode_lines (listing_facts.line_facts) reads ``{...}{...}`` on one line as two values."""
         path = tmp_path / "glued.jsonl"
         reply = message("a1", None, assistant("a reply", ms=BASE_MS + 9))
         write_session(path, [header(), reply], final_eol=False)

@@ -1,0 +1,86 @@
+"""Work on many files spread over the machine's cores: the listing and search of files
+the cache cannot answer for (a cold run, or no cache) are cut into runs of files, each
+run done in a worker process, and the results taken back in the order of the files,
+so what is listed or found, and in what order, is what one process gives.
+
+Owns how many workers (`worker_count`), when spreading pays (`PARALLEL_FROM` files),
+and the pool. The workers are *spawned*, never forked: a fork of a process with
+threads (a progress bar's, or an embedding application's) can deadlock. A spawned
+worker imports the caller's ``__main__`` again, so a script that lists in parallel
+must keep its work under ``if __name__ == "__main__":`` (the command line does); for
+that reason the library works in one process unless asked for ``workers``.
+What a worker does with a run is the caller's (listing.py, search.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
+
+from jsonl_session.errors import JsonlSessionError
+
+PARALLEL_FROM = 5_000
+"""Fewer files than this to read are read in the calling process: starting a worker
+(a Python and the package: 0.2-0.4 s) costs what reading a few thousand small files does."""
+RUN_FILES = 250  # files a worker reads before handing its results back
+
+Run = TypeVar("Run")
+Result = TypeVar("Result")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    counting = getattr(os, "process_cpu_count", None)  # 3.13: the affinity mask's
+    if counting is not None:
+        return int(counting() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def worker_count(workers: int | None, files: int) -> int:
+    """How many processes to read ``files`` files with: ``workers`` (None: one per
+    usable core), and one when there are too few files for more to pay."""
+    if workers is not None and workers < 1:
+        raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
+    wanted = usable_cores() if workers is None else workers
+    return 1 if files < PARALLEL_FROM else max(1, min(wanted, files // RUN_FILES))
+
+
+def runs_of(items: Sequence[Run], size: int = RUN_FILES) -> list[Sequence[Run]]:
+    return [items[start : start + size] for start in range(0, len(items), size)]
+
+
+def in_order(work: Callable[[Run], Result], runs: Sequence[Run], workers: int) -> Iterator[Result]:
+    """``work(run)`` of each run, done by ``workers`` spawned processes, yielded in
+    the order of ``runs`` as each is ready. ``work`` must be a module-level function
+    and runs and results picklable. Closing the iterator early stops what has not
+    started."""
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    try:
+        # Two runs queued for each worker: a result waits in memory only as long as
+        # the run before it takes.
+        pending: deque[Future[Result]] = deque()
+        queued = 0
+        while queued < min(len(runs), 2 * workers):
+            pending.append(pool.submit(work, runs[queued]))
+            queued += 1
+        while pending:
+            done = pending.popleft()
+            if queued < len(runs):
+                pending.append(pool.submit(work, runs[queued]))
+                queued += 1
+            try:
+                result = done.result()
+            except BrokenProcessPool as exc:
+                raise JsonlSessionError(f"a worker process ended abruptly: {exc}") from exc
+            yield result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,130 @@
+"""Listing and search spread over worker processes (catalog/parallel.py): the same
+sessions, hits and order as in one process, with and without the cache, and the rows
+the workers read kept by the calling process as if it had read the files itself."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers_large import generate
+from locations import FIXTURES
+
+from jsonl_session import JsonlSessionError
+from jsonl_session.catalog import parallel
+from jsonl_session.catalog.finding import session_files
+from jsonl_session.catalog.listing import list_sessions
+from jsonl_session.catalog.search import search_sessions
+
+QUERIES = ("the", "zebracorn", "é")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """Every pi fixture (damaged ones too), and generated sessions, 50 files."""
+    place = tmp_path / "sessions"
+    place.mkdir()
+    for fixture in sorted(FIXTURES.glob("*.jsonl")):
+        shutil.copy(fixture, place / fixture.name)
+    for seed in range(50 - len(list(place.iterdir()))):
+        generate(place / f"gen-{seed:02d}.jsonl", 10 + seed, seed)
+    return place
+
+
+@pytest.fixture
+def spread_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers for a few files, in runs of 4 (the parent decides both)."""
+    monkeypatch.setattr(parallel, "PARALLEL_FROM", 8)
+    monkeypatch.setattr(parallel, "RUN_FILES", 4)
+
+
+def listed(folder: Path, **options: Any) -> list[dict[str, Any]]:
+    return [info.to_dict() for info in list_sessions(folder, **options)]
+
+
+def found(folder: Path, query: str, **options: Any) -> list[dict[str, Any]]:
+    files = session_files(folder)
+    return [hit.to_dict() for hit in search_sessions(query, files, **options)]
+
+
+def rows(cache: Path, kind: str) -> dict[str, tuple[Any, ...]]:
+    """file -> (stamp, record, unchanged) of every row of a kind's index."""
+    (database,) = [p for p in cache.glob("*.sqlite") if p.stem.rsplit("-", 1)[0] == kind]
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        found = db.execute("SELECT file, stamp, record, unchanged FROM records").fetchall()
+    return {file: rest for file, *rest in found}
+
+
+def test_workers_list_what_one_process_lists_with_and_without_the_cache(
+    folder: Path, tmp_path: Path, spread_small: None
+) -> None:
+    expected = listed(folder, cache=False)
+    assert listed(folder, cache=False, workers=2) == expected
+    assert listed(folder, cache=tmp_path / "spread", workers=2) == expected
+    assert listed(folder, cache=tmp_path / "spread", workers=2) == expected  # warm
+    listed(folder, cache=tmp_path / "alone")
+    assert rows(tmp_path / "spread", "listing") == rows(tmp_path / "alone", "listing")
+
+
+def test_workers_find_the_same_hits_in_the_same_order(
+    folder: Path, tmp_path: Path, spread_small: None
+) -> None:
+    for query in QUERIES:
+        for tools in (False, True):
+            expected = found(folder, query, cache=False, tools=tools)
+            assert expected or query == "zebracorn"
+            assert found(folder, query, cache=False, tools=tools, workers=2) == expected
+            spread = tmp_path / f"spread-{tools}"
+            assert found(folder, query, cache=spread, tools=tools, workers=2) == expected
+            assert found(folder, query, cache=spread, tools=tools, workers=2) == expected
+    found(folder, "the", cache=tmp_path / "alone", tools=True)
+    for kind in ("search", "search-tools"):
+        assert rows(tmp_path / "spread-True", kind) == rows(tmp_path / "alone", kind)
+
+
+def test_a_search_stopped_at_its_limit_gives_the_first_hits(
+    folder: Path, spread_small: None
+) -> None:
+    files = session_files(folder)
+    every = [h.to_dict() for h in search_sessions("the", files, cache=False)]
+    first = search_sessions("the", files, cache=False, limit=7, workers=2)
+    assert [h.to_dict() for h in first] == every[:7]
+
+
+def test_few_files_are_read_in_this_process() -> None:
+    assert parallel.worker_count(None, parallel.PARALLEL_FROM - 1) == 1
+    assert parallel.worker_count(4, parallel.PARALLEL_FROM * 10) == 4
+    assert parallel.worker_count(1, parallel.PARALLEL_FROM * 10) == 1
+    with pytest.raises(JsonlSessionError, match="workers must be 1 or more"):
+        parallel.worker_count(0, 10)
+
+
+def test_the_command_lists_thousands_of_files_with_two_workers(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    header = (
+        '{"type":"session","version":3,"id":"s%05d","cwd":"/p",'
+        '"timestamp":"2025-01-01T00:00:00.000Z"}\n'
+    )
+    line = (
+        '{"type":"message","id":"a0000001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"question %d","timestamp":%d}}\n'
+    )
+    for n in range(parallel.PARALLEL_FROM + 100):
+        (folder / f"s{n:05d}.jsonl").write_text(header % n + line % (n, 1_750_000_000_000 + n))
+    outputs = []
+    for workers in ("1", "2"):
+        command = [sys.executable, "-m", "jsonl_session", "--no-cache", "list", str(folder)]
+        done = subprocess.run(
+            [*command, "--workers", workers], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count("\n") == 2 * (parallel.PARALLEL_FROM + 100)
