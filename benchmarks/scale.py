@@ -464,6 +464,7 @@ def bench_many(
     from generate import SEARCH_WORD, write_session
 
     from jsonl_session import list_sessions
+    from jsonl_session.catalog.parallel import usable_cores
     from jsonl_session.catalog.search import search_sessions
 
     folder.mkdir()
@@ -511,6 +512,12 @@ def bench_many(
         first = best_of(runs, lambda work=work, on=on: work(**on), clear)
         warm = best_of(runs, lambda work=work, on=on: work(**on))
         report.timed(f"{name}, no cache", cold, f"  {cold / check:.2f}x check")
+        cores = usable_cores()
+        if cores > 1:
+            spread = best_of(runs, lambda work=work, off=off: work(**off, workers=None))
+            report.timed(
+                f"{name}, no cache, {cores} workers", spread, f"  {spread / cold:.2f}x one process"
+            )
         report.timed(f"{name}, first run, empty cache", first, f"  {first / cold:.2f}x no cache")
         report.timed(f"{name}, warm cache", warm, note)
         verb = name.split()[0]
@@ -527,12 +534,21 @@ def bench_many(
     if started is not None:
         report.measured("the CLI starting (--version)", started)
     for verb, args in (("list", [folder]), ("search", [SEARCH_WORD, folder])):
-        label = f"{verb}, no cache (CLI --no-cache)"
+        label = f"{verb}, no cache, one process (CLI --no-cache --workers 1)"
+        alone = attempt(
+            report,
+            label,
+            lambda verb=verb, args=args: cli(runs, verb, *args, "--no-cache", "--workers", "1"),
+        )
+        if alone is not None:
+            report.measured(label, alone)
+        label = f"{verb}, no cache (CLI --no-cache: a worker per core)"
         cold = attempt(
             report, label, lambda verb=verb, args=args: cli(runs, verb, *args, "--no-cache")
         )
         if cold is not None:
-            report.measured(label, cold)
+            note = f"  {cold['seconds'] / alone['seconds']:.2f}x one process" if alone else ""
+            report.measured(label, cold, note)
         label = f"{verb}, first run, empty cache (CLI)"
         first = attempt(
             report, label, lambda verb=verb, args=args: cli(runs, verb, *args, setup=clear)

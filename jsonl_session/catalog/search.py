@@ -186,6 +186,8 @@ def _trusted_texts(path: Path, indexes: list[FactsIndex]) -> tuple[str | None, l
         if record is None:
             return None
         records.append(record)
+    if len(records) == 1:
+        return records[0].session_id, records[0].texts  # kept in line order
     texts = [text for record in records for text in record.texts]
     texts.sort(key=lambda text: text.line)
     return records[0].session_id, texts

@@ -93,7 +93,7 @@ class FactsIndex:
         self._kind = kind
         self._many = many
         self._db: sqlite3.Connection | None = None
-        self._unreadable = False
+        self._unreadable = False  # none there, or locked or damaged: read as empty
         self._unchanged: dict[str, tuple[str, bytes]] | None = None
         self._pending: dict[str, IndexedRecord] = {}
 
@@ -211,6 +211,7 @@ class FactsIndex:
         try:
             if self._db is None:
                 if not self.path.exists():
+                    self._unreadable = True  # none yet: this listing makes it
                     return []
                 self._db = self._connect(create=False)
             return self._db.execute(query, values).fetchall()
