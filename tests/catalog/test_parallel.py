@@ -21,6 +21,7 @@ from jsonl_session.catalog import parallel
 from jsonl_session.catalog.finding import session_files
 from jsonl_session.catalog.listing import list_sessions
 from jsonl_session.catalog.search import search_sessions
+from jsonl_session.storage import facts_index
 
 QUERIES = ("the", "zebracorn", "é")
 
@@ -39,9 +40,11 @@ def folder(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def spread_small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers for a few files, in runs of 4 (the parent decides both)."""
+    """Workers for a few files, in runs of 4 (the parent decides both); files count as
+    quiet as soon as stamped (the parent decides which rows a stat may answer for)."""
     monkeypatch.setattr(parallel, "PARALLEL_FROM", 8)
     monkeypatch.setattr(parallel, "RUN_FILES", 4)
+    monkeypatch.setattr(facts_index, "QUIET_NS", 0)
 
 
 def listed(folder: Path, **options: Any) -> list[dict[str, Any]]:
