@@ -1,0 +1,161 @@
+"""scale.py's sections big (one big session: open, tree, stats, every export,
+textconv, time and peak RSS) and pi (pi 1.5.2's open + context on the same file)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scale_kit import (
+    BYTES_PER_ENTRY,
+    PEAK_LIMIT_MIB,
+    PI_OPEN,
+    PI_PACKAGE,
+    PI_PEER,
+    Report,
+    attempt,
+    clear_cache,
+    cli,
+    fresh,
+    measure,
+)
+
+
+def big_session(folder: Path, mib: float) -> tuple[Path, dict[str, Any]]:
+    """A generated session of about ``mib`` MiB, for the big and pi sections."""
+    from generate import write_session
+
+    path = folder / "big.jsonl"
+    entries = max(100, round(mib * 2**20 / BYTES_PER_ENTRY))
+    return path, write_session(path, entries, seed=17)
+
+
+def bench_big(
+    report: Report, path: Path, facts: dict[str, Any], cache_dir: Path, runs: int
+) -> None:
+    mib = facts["bytes"] / 2**20
+    report.group = f"big {facts['entries']:,}"
+    report.row(
+        "file",
+        f"{mib:.1f} MiB",
+        f"{facts['entries']:,} entries, {facts['branches']} branches, "
+        f"{facts['compactions']} compactions",
+    )
+    report.fresh_floors(path, runs)
+    decode = report.floors["decode"]
+    clear = clear_cache(cache_dir)
+
+    def library(label: str, *args: str, setup: Callable[[], None] | None = None) -> Any:
+        result = attempt(report, label, lambda: measure(runs, *args, setup=setup))
+        if result is not None:
+            report.measured(label, result)
+        return result
+
+    opened = library("open + context, no cache", "context", str(path), "off")
+    first = library("first open + context, empty cache", "context", str(path), "on", setup=clear)
+    library("cached reopen + context", "context", str(path), "on")
+    if first is not None:
+        report.target(
+            "big: first open + context, empty cache / orjson decode", first["seconds"] / decode, 1
+        )
+    library("tree (library, cache warm; open included)", "tree", str(path), "on")
+    stats = attempt(report, "stats", lambda: measure(runs, "stats", path, "off"))
+    if stats is not None:
+        ratio = stats["seconds"] / stats["open"]
+        report.measured(
+            "stats: open + token_breakdown, no cache", stats, f"  {ratio:.2f}x its open"
+        )
+        report.target("big: stats (open + token_breakdown) / open", ratio, 2)
+
+    out = path.with_name("export.out")
+    commands: list[tuple[str, list[str | Path], Path | None]] = [
+        ("tree (CLI)", ["tree", path], None),
+        ("stats --json (CLI)", ["stats", "--json", path], None),
+        *(
+            (f"export -f {kind} -o FILE (CLI)", ["export", "-f", kind, "-o", out, path], out)
+            for kind in ("markdown", "html", "json")
+        ),
+        (
+            "export -f markdown --redact -o FILE (CLI)",
+            ["export", "-f", "markdown", "--redact", "-o", out, path],
+            out,
+        ),
+        ("textconv > /dev/null (CLI)", ["textconv", path], None),
+    ]
+    for label, args, written in commands:
+        result = attempt(
+            report, label, lambda args=args, written=written: cli(runs, *args, out=written)
+        )
+        if result is None:
+            continue
+        seconds, peak = result["seconds"], result["peak"]
+        size = f"  wrote {written.stat().st_size / 2**20:.0f} MiB" if written else ""
+        if label.startswith("stats") and opened is not None:
+            ratio = seconds / opened["seconds"]
+            report.measured(label, result, f"  {ratio:.2f}x open + context")
+            report.target("big: stats --json (CLI) / open + context, no cache", ratio, 2)
+            continue
+        report.measured(label, result, size)
+        if label.startswith(("export", "textconv")):
+            short = label.removesuffix(" (CLI)")
+            report.target(f"big: {short}: peak RSS", peak, PEAK_LIMIT_MIB, unit=" MiB")
+            report.target(f"big: {short}: time / orjson decode", seconds / decode, 2)
+        if written is not None:
+            written.unlink(missing_ok=True)
+
+
+def bench_pi(
+    report: Report, path: Path, facts: dict[str, Any], folder: Path, cache_dir: Path, runs: int
+) -> None:
+    report.group = f"pi {facts['entries']:,}"
+    node = shutil.which("node")
+    if node is None or not (PI_PEER / PI_PACKAGE).is_dir():
+        why = "no node on PATH" if node is None else f"no pi 1.5.2 in {PI_PEER}"
+        report.row(
+            "pi 1.5.2 open + context", "skipped", f"{why} (see ../shared/tools/pi15/README.md)"
+        )
+        return
+    script = folder / "pi_open.mjs"
+    script.write_text(PI_OPEN)
+    (folder / "pi-sessions").mkdir(exist_ok=True)
+    before = path.stat()
+    pi: dict[str, Any] = {}
+    for _ in range(runs):
+        done = attempt(
+            report,
+            "pi 1.5.2 open + context",
+            lambda: fresh([node, script, PI_PEER, path, folder / "pi-sessions"]),
+        )
+        if done is None:
+            return
+        result = json.loads(done.splitlines()[-1])
+        if not pi or result["seconds"] < pi["seconds"]:
+            pi = result
+    after = path.stat()
+    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+        report.row("pi changed the file", "warning", "the measures after it see pi's file")
+    report.row(
+        "pi 1.5.2 SessionManager.open + buildSessionContext",
+        f"{pi['seconds']:.4f} s",
+        f"peak {pi['peak']:.0f} MiB  {pi['messages']} messages",
+    )
+    clear = clear_cache(cache_dir)
+    for label, cache, setup in (
+        ("ours: first open + context, empty cache", "on", clear),
+        ("ours: open + context, no cache", "off", None),
+    ):
+        ours = attempt(
+            report,
+            label,
+            lambda cache=cache, setup=setup: measure(runs, "context", path, cache, setup=setup),
+        )
+        if ours is None:
+            continue
+        ratio = ours["seconds"] / pi["seconds"]
+        note = f"  {ratio:.2f}x pi  peak {ours['peak']:.0f} MiB  {ours.get('messages')} messages"
+        report.row(label, f"{ours['seconds']:.4f} s", note.strip())
+        if cache == "on":
+            report.target("pi: first open + context, empty cache / pi 1.5.2", ratio, 0.25)
