@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
+from jsonl_session.breakdown import Breakdown, breakdown
 from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
 from jsonl_session.errors import (
     SessionTreeError,
@@ -45,7 +46,6 @@ from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.fork import write_copy, write_fork
 from jsonl_session.storage.loader import LoadedFile, load_entries, parse_session_bytes
 from jsonl_session.storage.writer import SessionFile
-from jsonl_session.tokens import Breakdown, breakdown
 from jsonl_session.tree import TreeNode, build_tree
 
 if TYPE_CHECKING:
