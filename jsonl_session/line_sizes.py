@@ -19,7 +19,7 @@ import enum
 import itertools
 import math
 from collections import Counter
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
 import msgspec
 import orjson
@@ -27,7 +27,7 @@ from msgspec import UNSET, UnsetType
 
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps_within_64_bits
-from jsonl_session.format.walk import as_text, finite_number
+from jsonl_session.format.walk import as_text
 from jsonl_session.tokens import IMAGE_CHARS, js_length, json_chars
 from jsonl_session.usage import USAGE_KEYS, UsageTally
 
@@ -149,9 +149,11 @@ def _measure(
         for block in content if content.__class__ is list else ():
             kind = block.type
             if kind == "text":
-                chars += _chars(block.text)
+                text = block.text
+                chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
             elif kind == "thinking":
-                chars += _chars(block.thinking)
+                text = block.thinking
+                chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
             elif kind == "toolCall":
                 call = _chars(block.name) + json_chars(_arguments(block.arguments, floats))
                 chars += call
@@ -163,7 +165,8 @@ def _measure(
         for block in content if content.__class__ is list else ():
             kind = block.type
             if kind == "text":
-                chars += _chars(block.text)
+                text = block.text  # (ASCII text: its length, without a call)
+                chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
             elif kind == "image":
                 chars += IMAGE_CHARS
         tokens = math.ceil(chars / 4)
@@ -210,19 +213,30 @@ def _arguments(arguments: Any, floats: bool) -> bytes:
 
 def _add_usage(tally: UsageTally, usage: _Usage, model: str) -> None:
     """RecordedUsage.add of an assistant message's usage, from its struct."""
-    counts = (usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens)
     total = usage.cost.total if usage.cost is not None else None
+    try:  # most records: all five counts, integers from 0 to below 2**53
+        plain = (
+            usage.input | usage.output | usage.cache_read | usage.cache_write | usage.total_tokens  # type: ignore[operator]
+        ) >> 53 == 0
+    except TypeError:  # one is absent
+        plain = False
+    if plain and total.__class__ is float:
+        # finite_number of a float: within 1e300 (so neither infinite nor NaN)
+        cost = total if -1e300 < total < 1e300 else 0.0
+        counts = (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_write,
+            usage.total_tokens,
+        )
+        tally.add_counts(counts, cost, model, "assistant")  # type: ignore[arg-type]
+        return
     if isinstance(total, int) and not _LOW <= total <= _HIGH:
         raise _Refused
-    if UNSET not in counts:  # most records: all five counts, plain integers
-        present = cast(tuple[int, ...], counts)
-        if min(present) >= _PLAIN_LOW and max(present) <= _PLAIN_HIGH:
-            number = finite_number(total)
-            cost = float(number) if number is not None else 0.0
-            tally.add_counts(present, cost, model, "assistant")
-            return
     figures: dict[str, Any] = {}
-    for key, value in zip(USAGE_KEYS, counts, strict=True):
+    given = (usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens)
+    for key, value in zip(USAGE_KEYS, given, strict=True):
         if isinstance(value, int):
             if not _LOW <= value <= _HIGH:
                 raise _Refused
@@ -230,6 +244,3 @@ def _add_usage(tally: UsageTally, usage: _Usage, model: str) -> None:
     if usage.cost is not None:
         figures["cost"] = {"total": total}
     tally.add(figures, model, "assistant")
-
-
-_PLAIN_LOW, _PLAIN_HIGH = -(2**53), 2**53  # the counts usage_figures takes as they are

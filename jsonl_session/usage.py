@@ -161,11 +161,13 @@ class UsageTally:
         group = self._groups.get((model, kind))
         if group is None:
             group = self._groups[model, kind] = _Group(model, kind)
+            self._model_costs.setdefault(model, 0.0)
+            self._kind_costs.setdefault(kind, 0.0)
         group.records += 1
         self._records += 1
         self._cost += cost
-        self._model_costs[model] = self._model_costs.get(model, 0.0) + cost
-        self._kind_costs[kind] = self._kind_costs.get(kind, 0.0) + cost
+        self._model_costs[model] += cost
+        self._kind_costs[kind] += cost
         return group
 
     def recorded(self) -> RecordedUsage:

@@ -293,7 +293,10 @@ class Session(EntryAppends):
         """Where the tokens go: stored, on the active path, model-facing (tokens.py)."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
-        return breakdown(self._state.index.order, path, self.projection(leaf_id), largest=largest)
+        # the projection is of that same path: walked once (`projection` walks it again)
+        use_path = bool(target) and target != EMPTY_LEAF
+        projection = project_path(path) if use_path else self.projection(leaf_id)
+        return breakdown(self._state.index.order, path, projection, largest=largest)
 
     # --- moving the leaf -------------------------------------------------------
 
