@@ -290,7 +290,7 @@ class Session(EntryAppends):
         return current_tools(self.build_context(leaf_id).messages)
 
     def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
-        """Where the tokens go: stored, on the active path, model-facing (tokens.py)."""
+        """Where the tokens go: stored, on the active path, model-facing (breakdown.py)."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
         # the projection is of that same path: walked once (`projection` walks it again)
