@@ -34,6 +34,7 @@ _foreign.register("jsonl_session.dialects.reading")
 _replies.register("jsonl_session.providers.streams")
 
 if TYPE_CHECKING:
+    from jsonl_session.breakdown import Breakdown
     from jsonl_session.catalog.finding import session_files
     from jsonl_session.catalog.listing import (
         Progress,
@@ -148,15 +149,12 @@ if TYPE_CHECKING:
         session_roots,
     )
     from jsonl_session.tokens import (
-        Breakdown,
-        RecordedUsage,
-        UsageTotal,
         estimate_context_tokens,
         estimate_projected_context_tokens,
         estimate_tokens,
-        recorded_usage,
     )
     from jsonl_session.tree import TreeIndex, TreeNode, iter_nodes
+    from jsonl_session.usage import RecordedUsage, UsageTotal, recorded_usage
     from jsonl_session.views.describe import entry_summary
     from jsonl_session.views.redact import Redactor, redact_text
     from jsonl_session.views.textconv import textconv, textconv_chunks
@@ -210,10 +208,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Projection": ("context", "Projection"),
     "ProjectedEntry": ("context", "ProjectedEntry"),
     "build_context": ("context", "build_context"),
-    "Breakdown": ("tokens", "Breakdown"),
-    "RecordedUsage": ("tokens", "RecordedUsage"),
-    "UsageTotal": ("tokens", "UsageTotal"),
-    "recorded_usage": ("tokens", "recorded_usage"),
+    "Breakdown": ("breakdown", "Breakdown"),
+    "RecordedUsage": ("usage", "RecordedUsage"),
+    "UsageTotal": ("usage", "UsageTotal"),
+    "recorded_usage": ("usage", "recorded_usage"),
     "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
     "estimate_projected_context_tokens": ("tokens", "estimate_projected_context_tokens"),
     "estimate_tokens": ("tokens", "estimate_tokens"),

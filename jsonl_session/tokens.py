@@ -1,5 +1,5 @@
-"""Token accounting: estimates per message and per context, and where a session's
-tokens go.
+"""Token accounting: estimates per message and per context. Where a session's tokens
+go (`stats`) is breakdown.py's, on these rules; the usage it recorded is usage.py's.
 
 The estimate is pi's, so compaction decisions made from it equal pi's: characters
 (JavaScript string length, i.e. UTF-16 code units) divided by 4, rounded up; a
@@ -14,18 +14,24 @@ through a provider's counting endpoint are providers/counting.py's (they need a 
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections import Counter
+import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from jsonl_session.context import Projection, as_message
-from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
+from jsonl_session.context import Projection
+from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.walk import as_text, finite_number
 from jsonl_session.messages import current_system_message
+
+# the usage a session recorded is usage.py's; these names stay importable from here
+from jsonl_session.usage import USAGE_KEYS as USAGE_KEYS
+from jsonl_session.usage import RecordedUsage as RecordedUsage
+from jsonl_session.usage import UsageTotal as UsageTotal
+from jsonl_session.usage import recorded_usage as recorded_usage
+from jsonl_session.usage import usage_figures as usage_figures
 
 IMAGE_CHARS = 4800
 
@@ -33,11 +39,32 @@ IMAGE_CHARS = 4800
 _SLICE = 1 << 20  # characters encoded at once: a 200 MB text is not copied whole
 
 
+def _narrow_size_base() -> int | None:
+    """The fixed part of sys.getsizeof of a non-ASCII str in this CPython, whose
+    characters take ``kind`` bytes each (PEP 393: 1, 2 or 4, and 4 only when a
+    character is beyond U+FFFF); None when sizes do not follow that layout here."""
+    try:
+        base = sys.getsizeof("\u0100") - 2 * 2
+        samples = (("\u00e9" * 3, 1), ("\u0100" * 5, 2), ("\U0001f680" * 2, 4))
+        if all(sys.getsizeof(text) == base + kind * (len(text) + 1) for text, kind in samples):
+            return base
+    except TypeError:  # an interpreter without object sizes
+        pass
+    return None
+
+
+_NARROW_BASE = _narrow_size_base()
+
+
 def js_length(text: str) -> int:
     """``text.length`` in JavaScript: UTF-16 code units (an emoji counts 2, a lone
     surrogate 1). Measured by encoding, in C: a loop over characters took most of
     `stats` on a large session."""
     if text.isascii():
+        return len(text)
+    if _NARROW_BASE is not None and sys.getsizeof(text) < _NARROW_BASE + 4 * (len(text) + 1):
+        # stored 1 or 2 bytes a character: nothing past U+FFFF, so one unit each
+        # (the size says so at no cost; encoding a long text is most of its count)
         return len(text)
     return (
         sum(
@@ -54,7 +81,7 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) 
     content = message.get("content")
     chars = 0
     if role == "system":
-        chars = _text_chars(content, count_images=True)
+        chars = text_chars(content, count_images=True)
         sections = message.get("sections")
         for section in sections.values() if isinstance(sections, dict) else ():
             if isinstance(section, str):
@@ -63,11 +90,11 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) 
         if isinstance(tools, list | dict) or tools not in (None, False, 0, ""):
             chars += js_length(dumps(tools).decode())  # JavaScript truthiness: [] counts
     elif role == "user":
-        chars = _text_chars(content, count_images=count_user_images)
+        chars = text_chars(content, count_images=count_user_images)
     elif role == "assistant":
-        chars = _assistant_chars(content, None)
+        chars = assistant_chars(content, None)
     elif role in ("custom", "toolResult"):
-        chars = _text_chars(content, count_images=True)
+        chars = text_chars(content, count_images=True)
     elif role == "bashExecution":
         chars = js_length(as_text(message.get("command") or "")) + js_length(
             as_text(message.get("output") or "")
@@ -77,7 +104,7 @@ def estimate_tokens(message: dict[str, Any], *, count_user_images: bool = True) 
     return math.ceil(chars / 4)
 
 
-def _assistant_chars(content: Any, calls: list[tuple[str, int]] | None) -> int:
+def assistant_chars(content: Any, calls: list[tuple[str, int]] | None) -> int:
     """An assistant message's characters; with ``calls``, each tool call's name and
     characters are added to it too (one pass for `breakdown`)."""
     chars = 0
@@ -90,22 +117,25 @@ def _assistant_chars(content: Any, calls: list[tuple[str, int]] | None) -> int:
         elif kind == "thinking":
             chars += js_length(as_text(block.get("thinking") or ""))
         elif kind == "toolCall":
-            call = _tool_call_chars(block)
+            call = tool_call_chars(block.get("name"), block.get("arguments"))
             chars += call
             if calls is not None:
                 calls.append((as_text(block.get("name")), call))
     return chars
 
 
-def _tool_call_chars(block: dict[str, Any]) -> int:
+def tool_call_chars(name: Any, arguments: Any) -> int:
     """A tool call's size: its name and its arguments as compact JSON."""
-    arguments = dumps(block.get("arguments"))
+    return js_length(as_text(name or "")) + json_chars(dumps(arguments))
+
+
+def json_chars(written: bytes) -> int:
+    """The length in JavaScript of JSON text ``dumps`` wrote."""
     # ASCII JSON is as long in UTF-16 as in bytes: no need to decode it to count
-    length = len(arguments) if arguments.isascii() else js_length(arguments.decode())
-    return js_length(as_text(block.get("name") or "")) + length
+    return len(written) if written.isascii() else js_length(written.decode())
 
 
-def _text_chars(content: Any, *, count_images: bool) -> int:
+def text_chars(content: Any, *, count_images: bool) -> int:
     if isinstance(content, str):
         return js_length(content)
     chars = 0
@@ -203,245 +233,3 @@ def estimate_messages_tokens(messages: Sequence[dict[str, Any]]) -> int:
     """The estimates of the messages, added up, ignoring recorded usage (which goes
     stale once a compaction or pruning changes what is sent)."""
     return sum(estimate_tokens(m) for m in messages)
-
-
-@dataclass(frozen=True, slots=True)
-class Largest:
-    entry_id: str
-    line: int
-    what: str  # entry type, role or tool name
-    tokens: int
-
-
-USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-
-
-UsageFigures = tuple[dict[str, int], float]
-
-
-def usage_figures(usage: dict[str, Any]) -> UsageFigures:
-    """The token counts (by USAGE_KEYS, those present) and the cost of one usage
-    record; a figure no double holds (1e400, 10**30) is damage, counted as missing."""
-    tokens = {}
-    for key in USAGE_KEYS:
-        value = usage.get(key)
-        if value.__class__ is int and -(2**53) <= value <= 2**53:  # most records: plain
-            tokens[key] = value
-        elif (number := finite_number(value)) is not None:
-            tokens[key] = int(number)
-    cost = usage.get("cost")
-    total = finite_number(cost.get("total") if isinstance(cost, dict) else None)
-    return tokens, float(total) if total is not None else 0.0
-
-
-@dataclass(slots=True)
-class UsageTotal:
-    """Tokens and cost that usage records add up to."""
-
-    tokens: Counter[str] = field(default_factory=Counter)  # by USAGE_KEYS
-    cost: float = 0.0  # US dollars, as recorded
-    records: int = 0
-
-    def add(self, usage: dict[str, Any]) -> None:
-        self.add_figures(usage_figures(usage))
-
-    def add_figures(self, figures: UsageFigures) -> None:
-        tokens, cost = figures
-        self.records += 1
-        counts = self.tokens
-        for key, value in tokens.items():  # Counter.update is slower, in Python
-            counts[key] += value
-        self.cost += cost
-
-    def to_dict(self) -> dict[str, Any]:
-        tokens = {key: self.tokens.get(key, 0) for key in USAGE_KEYS}
-        return {**tokens, "cost": round(self.cost, 10), "records": self.records}
-
-
-@dataclass(slots=True)
-class RecordedUsage:
-    """The usage a session recorded, all branches: assistant replies, usage entries
-    (pi 1.5: cache warming, classifiers, ...) and the calls that wrote compaction and
-    branch summaries; by model (``provider/model``) and by kind (``assistant``,
-    ``compaction``, ``branch_summary`` or a usage entry's own kind)."""
-
-    total: UsageTotal = field(default_factory=UsageTotal)
-    by_model: dict[str, UsageTotal] = field(default_factory=dict)
-    by_kind: dict[str, UsageTotal] = field(default_factory=dict)
-
-    def add(self, usage: Any, model: str, kind: str) -> None:
-        if not isinstance(usage, dict):
-            return
-        figures = usage_figures(usage)  # once for the three totals
-        self.total.add_figures(figures)
-        by_model = self.by_model.get(model)
-        if by_model is None:
-            by_model = self.by_model[model] = UsageTotal()
-        by_model.add_figures(figures)
-        by_kind = self.by_kind.get(kind)
-        if by_kind is None:
-            by_kind = self.by_kind[kind] = UsageTotal()
-        by_kind.add_figures(figures)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total.to_dict(),
-            "byModel": {k: v.to_dict() for k, v in self.by_model.items()},
-            "byKind": {k: v.to_dict() for k, v in self.by_kind.items()},
-        }
-
-
-def recorded_usage(entries: Sequence[StoredEntry]) -> RecordedUsage:
-    """What the usage records of ``entries`` add up to (see RecordedUsage)."""
-    found = RecordedUsage()
-    for entry in entries:
-        if entry.type in _USAGE_TYPES:
-            _note_usage(found, entry, entry.data())
-    return found
-
-
-_USAGE_TYPES = frozenset({"message", "usage", "compaction", "branch_summary"})
-
-
-def _note_usage(found: RecordedUsage, entry: StoredEntry, data: dict[str, Any]) -> None:
-    """Add the usage one entry records, given its body."""
-    if entry.type == "message" and entry.role == "assistant":
-        message = data.get("message")
-        if isinstance(message, dict):
-            model = f"{as_text(message.get('provider'))}/{as_text(message.get('model'))}"
-            found.add(message.get("usage"), model, "assistant")
-    elif entry.type == "usage":
-        model = f"{as_text(data.get('provider'))}/{as_text(data.get('model'))}"
-        found.add(data.get("usage"), model, as_text(data.get("kind")))
-    elif entry.type in ("compaction", "branch_summary"):
-        found.add(data.get("usage"), "(summaries)", entry.type)
-
-
-@dataclass(slots=True)
-class Breakdown:
-    """Where a session's tokens go (estimates; images in user messages counted)."""
-
-    stored_tokens: int = 0  # every entry in the file, all branches
-    path_tokens: int = 0  # the active path, as if nothing were compacted
-    model_tokens: int = 0  # what the model sees from the leaf
-    context_estimate: int = 0  # as pi 1.5 judges it: the last usage while not stale
-    entries: int = 0
-    by_entry_type: Counter[str] = field(default_factory=Counter)
-    by_role: Counter[str] = field(default_factory=Counter)
-    by_role_model: Counter[str] = field(default_factory=Counter)
-    by_tool: Counter[str] = field(default_factory=Counter)
-    by_tool_model: Counter[str] = field(default_factory=Counter)
-    largest: list[Largest] = field(default_factory=list)
-    recorded: RecordedUsage = field(default_factory=lambda: RecordedUsage())
-
-    @property
-    def other_branches_tokens(self) -> int:
-        """Stored but off the active path."""
-        return max(self.stored_tokens - self.path_tokens, 0)
-
-    @property
-    def compaction_saved_tokens(self) -> int:
-        """On the active path but replaced by a compaction summary."""
-        return max(self.path_tokens - self.model_tokens, 0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "storedTokens": self.stored_tokens,
-            "pathTokens": self.path_tokens,
-            "modelTokens": self.model_tokens,
-            "contextEstimate": self.context_estimate,
-            "otherBranchesTokens": self.other_branches_tokens,
-            "compactionSavedTokens": self.compaction_saved_tokens,
-            "entries": self.entries,
-            "byEntryType": dict(self.by_entry_type.most_common()),
-            "byRole": dict(self.by_role.most_common()),
-            "byRoleModel": dict(self.by_role_model.most_common()),
-            "byTool": dict(self.by_tool.most_common()),
-            "byToolModel": dict(self.by_tool_model.most_common()),
-            "largest": [
-                {"entryId": x.entry_id, "line": x.line, "what": x.what, "tokens": x.tokens}
-                for x in self.largest
-            ],
-            "recordedUsage": self.recorded.to_dict(),
-        }
-
-
-def breakdown(
-    entries: Sequence[StoredEntry],
-    path: Sequence[StoredEntry],
-    projection: Projection,
-    *,
-    largest: int = 10,
-) -> Breakdown:
-    """Tokens stored in ``entries``, on the active ``path`` and in the context its
-    ``projection`` builds."""
-    out = Breakdown(entries=len(entries))
-    on_path = {id(entry) for entry in path}
-    # the `largest` biggest so far, smallest first: (tokens, -position, entry, message);
-    # of equal sizes the earlier entry is kept, as a stable sort would keep it
-    top: list[tuple[int, int, StoredEntry, dict[str, Any]]] = []
-    bodies = [entry for entry in entries if entry.type in _BODY_TYPES]
-    for start in range(0, len(bodies), _BATCH):
-        batch = bodies[start : start + _BATCH]
-        # each body decoded once, for its size and its usage; read from disk in blocks
-        for position, (entry, raw) in enumerate(zip(batch, raw_lines(batch), strict=True)):
-            data = loads_object(raw)
-            _note_usage(out.recorded, entry, data)
-            message = _entry_message(entry.type, data)
-            if message is None:
-                continue
-            tokens = _count(message, out.by_tool)
-            if id(entry) in on_path:
-                out.path_tokens += tokens
-            out.stored_tokens += tokens
-            out.by_entry_type[entry.type] += tokens
-            out.by_role[as_text(message.get("role"))] += tokens
-            if largest > 0:
-                item = (tokens, -(start + position), entry, message)
-                if len(top) < largest:
-                    heapq.heappush(top, item)
-                elif item[:2] > top[0][:2]:
-                    heapq.heapreplace(top, item)
-    sent = [m for m in projection.messages if not m.get("excludeFromContext")]
-    for message in sent:
-        tokens = _count(message, out.by_tool_model)
-        out.model_tokens += tokens
-        out.by_role_model[as_text(message.get("role"))] += tokens
-    out.context_estimate = estimate_projected_context_tokens(projection, path).tokens
-    top.sort(key=lambda item: item[:2], reverse=True)
-    out.largest = [Largest(e.id, e.line, _what(m), tokens) for tokens, _, e, m in top]
-    return out
-
-
-_BATCH = 1024  # entries whose lines are read at once
-
-
-_BODY_TYPES = _USAGE_TYPES | {"custom_message"}
-
-
-def _entry_message(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
-    """The message an entry holds or stands for (a compaction: its summary)."""
-    if entry_type == "compaction":
-        return {"role": "compactionSummary", "summary": data.get("summary", "")}
-    return as_message(entry_type, data)
-
-
-def _count(message: dict[str, Any], tools: Counter[str]) -> int:
-    """The estimate of ``message``, adding to ``tools`` what it gives a tool: a tool
-    result's to its tool, an assistant's tool calls' to theirs."""
-    role = message.get("role")
-    if role == "assistant":
-        calls: list[tuple[str, int]] = []
-        chars = _assistant_chars(message.get("content"), calls)
-        for name, call in calls:
-            tools[name] += math.ceil(call / 4)
-        return math.ceil(chars / 4)
-    tokens = estimate_tokens(message)
-    if role == "toolResult":
-        tools[as_text(message.get("toolName"))] += tokens
-    return tokens
-
-
-def _what(message: dict[str, Any]) -> str:
-    role = as_text(message.get("role"))
-    return f"toolResult {as_text(message.get('toolName'))}" if role == "toolResult" else role

@@ -12,7 +12,7 @@ versions are migrate.py's; the tree is tree.py's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -229,13 +229,30 @@ def raw_lines(entries: Sequence[StoredEntry]) -> list[bytes]:
     """The lines of many entries, as `StoredEntry.raw` gives them one by one, but read
     from disk in blocks: entries near each other in the file cost one read."""
     out: list[bytes] = []
+    for run, block, start in line_blocks(entries):
+        if block is None:
+            out.extend(entry.raw for entry in run)
+            continue
+        for entry in run:
+            on_disk = entry.inline is None
+            out.append(entry.checked(block, entry.offset - start) if on_disk else entry.raw)
+    return out
+
+
+def line_blocks(
+    entries: Sequence[StoredEntry],
+) -> Iterator[tuple[Sequence[StoredEntry], bytes | None, int]]:
+    """The entries in order, in runs read at once: (run, block, the block's offset in
+    the file). A run's entries not in memory (``inline`` None) have their lines in the
+    block, unchecked (see `StoredEntry.checked`); with block None, the run is one
+    entry whose `raw` gives its line. For a reader that decodes lines in place."""
     index = 0
     count = len(entries)
     while index < count:
         first = entries[index]
         source = first.source
         if first.inline is not None or source is None:
-            out.append(first.raw)
+            yield entries[index : index + 1], None, 0
             index += 1
             continue
         stop = index + 1
@@ -251,12 +268,8 @@ def raw_lines(entries: Sequence[StoredEntry]) -> list[bytes]:
             if entry.inline is None:
                 end = entry.offset + entry.length + 1
             stop += 1
-        block = source.read(first.offset, end - first.offset)
-        for entry in entries[index:stop]:
-            on_disk = entry.inline is None
-            out.append(entry.checked(block, entry.offset - first.offset) if on_disk else entry.raw)
+        yield entries[index:stop], source.read(first.offset, end - first.offset), first.offset
         index = stop
-    return out
 
 
 def _envelope_id(raw: bytes) -> Any:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
+from jsonl_session.breakdown import Breakdown, breakdown
 from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
 from jsonl_session.errors import (
     SessionTreeError,
@@ -45,7 +46,6 @@ from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.fork import write_copy, write_fork
 from jsonl_session.storage.loader import LoadedFile, load_entries, parse_session_bytes
 from jsonl_session.storage.writer import SessionFile
-from jsonl_session.tokens import Breakdown, breakdown
 from jsonl_session.tree import TreeNode, build_tree
 
 if TYPE_CHECKING:
@@ -290,10 +290,13 @@ class Session(EntryAppends):
         return current_tools(self.build_context(leaf_id).messages)
 
     def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
-        """Where the tokens go: stored, on the active path, model-facing (tokens.py)."""
+        """Where the tokens go: stored, on the active path, model-facing (breakdown.py)."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
-        return breakdown(self._state.index.order, path, self.projection(leaf_id), largest=largest)
+        # the projection is of that same path: walked once (`projection` walks it again)
+        use_path = bool(target) and target != EMPTY_LEAF
+        projection = project_path(path) if use_path else self.projection(leaf_id)
+        return breakdown(self._state.index.order, path, projection, largest=largest)
 
     # --- moving the leaf -------------------------------------------------------
 

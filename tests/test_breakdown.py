@@ -1,0 +1,314 @@
+"""`stats`' breakdown reads most message lines through msgspec structs of the fields
+it needs (line_sizes.py) and the rest the dict way; whichever way a line goes, every
+figure is the one the dict way gives, in the same order. Also the pieces that make it
+fast: UsageTally, js_length's shortcut, dumps' prefilter."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from helpers_large import generate
+
+from jsonl_session import Session, SessionFormatError
+from jsonl_session import breakdown as breakdown_module
+from jsonl_session.format.jsonio import dumps
+from jsonl_session.line_sizes import DICT_WAY
+from jsonl_session.storage import loader, reading
+from jsonl_session.tokens import js_length
+from jsonl_session.usage import USAGE_KEYS, RecordedUsage, UsageTally
+
+HEADER = (
+    b'{"type":"session","version":3,"id":"s1","timestamp":"2025-06-01T08:00:00.000Z","cwd":"/w"}'
+)
+
+# values the two decoders could read apart: integers past 64 bits (orjson: a float),
+# floats JavaScript writes as integers, lone surrogates, bytes that are not UTF-8
+ODD_VALUES: list[Any] = [
+    10**20,
+    -(10**19),
+    2**64 - 1,
+    2**53 + 1,
+    1.0,
+    1e20,
+    -0.0,
+    2.5,
+    True,
+    False,
+    None,
+    0,
+    "",
+    [],
+    {},
+    [10**20],
+    {"k": 1.0},
+    "x.0]",
+    "e+17}",
+    "caf\u00e9 \U0001f680 \u65e5",
+    "\ud800 lone",
+    'tab\t"quote" back\\slash \u2028',
+]
+
+
+def odd(rng: random.Random) -> Any:
+    return rng.choice(ODD_VALUES)
+
+
+def text(rng: random.Random) -> Any:
+    if rng.random() < 0.25:
+        return odd(rng)
+    parts = ["plain", "caf\u00e9", "\U0001f680", "\u0100\u0101", "\\n", '"q"', "\n\t", " "]
+    return "".join(rng.choice(parts) for _ in range(rng.randint(0, 12)))
+
+
+def block(rng: random.Random) -> Any:
+    if rng.random() < 0.04:
+        return odd(rng)  # not an object
+    kind = rng.choice(["text", "thinking", "toolCall", "image", "other", 7, None])
+    out: dict[str, Any] = {"type": kind}
+    for key in ("text", "thinking", "name"):
+        if rng.random() < 0.5:
+            out[key] = text(rng)
+    if rng.random() < 0.6:
+        out["arguments"] = rng.choice([{"path": text(rng), "n": odd(rng)}, odd(rng), {}])
+    return out
+
+
+def usage(rng: random.Random) -> Any:
+    if rng.random() < 0.1:
+        return odd(rng)
+    out: dict[str, Any] = {}
+    for key in USAGE_KEYS:
+        if rng.random() < 0.9:
+            out[key] = rng.randint(0, 10**6) if rng.random() < 0.8 else odd(rng)
+    if rng.random() < 0.9:
+        out["cost"] = {"total": rng.random()} if rng.random() < 0.8 else odd(rng)
+    return out
+
+
+def message(rng: random.Random) -> Any:
+    roles = ["user", "assistant", "assistant", "toolResult", "custom", "system", 5, None]
+    out: dict[str, Any] = {"role": rng.choice(roles)}
+    if rng.random() < 0.9:
+        choice = rng.random()
+        out["content"] = (
+            [block(rng) for _ in range(rng.randint(0, 4))]
+            if choice < 0.8
+            else text(rng)
+            if choice < 0.9
+            else odd(rng)
+        )
+    for key in ("toolName", "provider", "model"):
+        if rng.random() < 0.7:
+            out[key] = text(rng) if rng.random() < 0.3 else "read"
+    if rng.random() < 0.7:
+        out["usage"] = usage(rng)
+    return out
+
+
+def line(rng: random.Random, number: int, parent: str | None) -> bytes:
+    entry: dict[str, Any] = {
+        "type": "message",
+        "id": f"e{number:05d}",
+        "parentId": parent,
+        "timestamp": "2025-06-01T08:00:00.000Z",
+        "message": message(rng) if rng.random() < 0.95 else odd(rng),
+    }
+    choice = rng.random()
+    if choice < 0.5:
+        raw = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    elif choice < 0.8:
+        raw = json.dumps(entry)  # spaces, escapes
+    else:
+        raw = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+        raw = raw[:-1] + ',"message":' + json.dumps(message(rng)) + "}"  # a key twice
+    data = raw.encode("utf-8", "surrogatepass")  # a lone surrogate: bytes not UTF-8
+    if rng.random() < 0.03:
+        data = data[:-1] + b',"note":"\xff\xfe"}'  # not UTF-8 where nothing reads
+    if rng.random() < 0.03:
+        data = data[:-1] + b',"details":1e400}'  # a number orjson refuses
+    return data
+
+
+def odd_session(path: Path, seed: int, entries: int = 400) -> Path:
+    rng = random.Random(seed)
+    lines = [HEADER]
+    for number in range(entries):
+        parent = f"e{number - 1:05d}" if number else None
+        lines.append(line(rng, number, parent))
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def figures(session: Session) -> str:
+    """Every figure of the breakdown, in order, with the keys' order of each total."""
+    found = session.token_breakdown()
+    totals = [found.recorded.total, *found.recorded.by_model.values()]
+    totals += found.recorded.by_kind.values()
+    orders = [list(total.tokens) for total in totals]
+    costs = [total.cost.hex() for total in totals]
+    return json.dumps([found.to_dict(), orders, costs, list(found.by_tool)])
+
+
+def dict_way_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(breakdown_module, "measure_message_line", lambda *args: DICT_WAY)
+
+
+@pytest.fixture
+def lines_on_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loader, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(reading, "INLINE_BYTES", 0)
+
+
+class TestEitherWayTheSameFigures:
+    @pytest.mark.parametrize("seed", range(12))
+    def test_odd_message_lines_count_as_their_bodies_decoded_whole_count(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+    ) -> None:
+        session = Session.open(odd_session(tmp_path / "odd.jsonl", seed), cache=False)
+        fast = figures(session)
+        dict_way_only(monkeypatch)
+        assert fast == figures(session)
+
+    @pytest.mark.usefixtures("lines_on_disk")
+    @pytest.mark.parametrize("seed", range(3))
+    def test_odd_lines_read_back_from_disk_count_the_same(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+    ) -> None:
+        session = Session.open(odd_session(tmp_path / "odd.jsonl", seed), cache=False)
+        assert all(entry.inline is None for entry in session.entries)
+        fast = figures(session)
+        dict_way_only(monkeypatch)
+        assert fast == figures(session)
+
+    def test_a_generated_session_counts_the_same_and_nearly_all_of_it_goes_the_fast_way(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        session = Session.open(generate(tmp_path / "big.jsonl", entries=1500), cache=False)
+        measure = breakdown_module.measure_message_line
+        went: list[bool] = []
+
+        def counted(*args: Any) -> Any:
+            result = measure(*args)
+            went.append(result is not DICT_WAY)
+            return result
+
+        monkeypatch.setattr(breakdown_module, "measure_message_line", counted)
+        fast = figures(session)
+        assert len(went) > 1000 and sum(went) == len(went)
+        dict_way_only(monkeypatch)
+        assert fast == figures(session)
+
+    def test_integers_past_64_bits_count_as_orjson_reads_them_a_float(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        big = 10**20
+        blocks = [
+            {"type": "text", "text": big},
+            {"type": "toolCall", "name": "bash", "arguments": {"n": big}},
+        ]
+        message = {
+            "role": "assistant",
+            "content": blocks,
+            "provider": big,
+            "usage": {"input": 5, "totalTokens": big, "cost": {"total": big}},
+        }
+        plain = {"input": 5, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 6}
+        priced = {"role": "assistant", "content": [], "usage": {**plain, "cost": {"total": big}}}
+        entry = {"type": "message", "id": "a1", "parentId": None, "timestamp": "t"}
+        second = {**entry, "id": "a2", "parentId": "a1", "message": priced}
+        lines = [HEADER, json.dumps({**entry, "message": message}).encode()]
+        path = tmp_path / "big-ints.jsonl"
+        path.write_bytes(b"\n".join([*lines, json.dumps(second).encode()]))
+        session = Session.open(path, cache=False)
+        found = session.token_breakdown()
+        assert found.recorded.total.tokens["totalTokens"] == big + 6  # 1e20 as orjson reads it
+        assert found.recorded.total.cost == 2 * 1e20  # the cost 10**20 too, as a float
+        assert "1e+20/None" in found.recorded.by_model
+        fast = figures(session)
+        dict_way_only(monkeypatch)
+        assert fast == figures(session)
+
+    def test_a_file_rewritten_after_opening_is_refused_as_before(self, tmp_path: Path) -> None:
+        path = generate(tmp_path / "big.jsonl")
+        session = Session.open(path, cache=False)
+        target = next(e for e in session.entries[300:] if e.inline is None and e.role)
+        with open(path, "r+b") as handle:
+            handle.seek(target.offset)
+            handle.write(target.raw.replace(target.id.encode(), b"0badf00d", 1))
+        with pytest.raises(SessionFormatError, match="open it again"):
+            session.token_breakdown()
+
+
+class TestUsageTally:
+    def test_a_tally_adds_up_what_recorded_usage_adds_up_keys_and_costs_alike(self) -> None:
+        rng = random.Random(3)
+        recorded, tally = RecordedUsage(), UsageTally()
+        for _ in range(3000):
+            record = usage(rng)
+            model, kind = rng.choice(["a/x", "b/y", "c/z"]), rng.choice(["assistant", "warm"])
+            recorded.add(record, model, kind)
+            counts = [record.get(key) if isinstance(record, dict) else None for key in USAGE_KEYS]
+            cost = record.get("cost") if isinstance(record, dict) else None
+            total = cost.get("total") if isinstance(cost, dict) else None
+            plain = all(type(c) is int and 0 <= c < 2**53 for c in counts)
+            if plain and type(total) is float and math.isfinite(total):
+                tally.add_counts(tuple(counts), total, model, kind)  # type: ignore[arg-type]
+            else:
+                tally.add(record, model, kind)
+        found = tally.recorded()
+        assert found.to_dict() == recorded.to_dict()
+        pairs = [(found.total, recorded.total)]
+        pairs += [(found.by_model[k], v) for k, v in recorded.by_model.items()]
+        pairs += [(found.by_kind[k], v) for k, v in recorded.by_kind.items()]
+        for mine, theirs in pairs:
+            assert list(mine.tokens.items()) == list(theirs.tokens.items())
+            assert (mine.cost.hex(), mine.records) == (theirs.cost.hex(), theirs.records)
+        assert list(found.by_model) == list(recorded.by_model)
+        assert list(found.by_kind) == list(recorded.by_kind)
+
+    def test_keys_come_in_the_order_records_first_had_them(self) -> None:
+        recorded, tally = RecordedUsage(), UsageTally()
+        for record in ({"output": 1}, {"input": 2, "totalTokens": 3}, {"cacheRead": 4}):
+            recorded.add(record, "m", "k")
+            tally.add(record, "m", "k")
+        tally.add_counts((1, 1, 1, 1, 1), 0.5, "m", "k")
+        recorded.add(
+            dict(zip(USAGE_KEYS, (1, 1, 1, 1, 1), strict=True)) | {"cost": {"total": 0.5}}, "m", "k"
+        )
+        assert list(tally.recorded().total.tokens) == list(recorded.total.tokens)
+        assert list(recorded.total.tokens)[:3] == ["output", "input", "totalTokens"]
+
+
+class TestLengthsAndJson:
+    @pytest.mark.parametrize(
+        "value",
+        [
+            "",
+            "ascii",
+            "caf\u00e9",
+            "\u0100\u65e5\u672c",
+            "\U0001f680",
+            "a\U0001f680\u00e9",
+            "\ud800",
+            "\ud83d\ude80",
+            "\u00ff" * 1000,
+            "\U00010000" * 3 + "x" * 500,
+        ],
+    )
+    def test_js_length_counts_utf16_units_however_the_string_is_stored(self, value: str) -> None:
+        expected = len(value.encode("utf-16-le", "surrogatepass")) // 2
+        assert js_length(value) == expected
+        assert js_length(value + "\u0100") == expected + 1  # stored two bytes a character
+
+    def test_dumps_writes_integral_floats_as_javascript_and_leaves_strings_alone(self) -> None:
+        assert (
+            dumps({"a": 1.0, "b": [2.0], "c": 1e20}) == b'{"a":1,"b":[2],"c":100000000000000000000}'
+        )
+        assert dumps({"s": "x.0]", "t": "e+17}"}) == orjson.dumps({"s": "x.0]", "t": "e+17}"})
+        assert dumps({"a": 1.5, "s": "no floats here"}) == b'{"a":1.5,"s":"no floats here"}'
