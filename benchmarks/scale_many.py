@@ -26,6 +26,7 @@ from scale_kit import (
     peak_rss,
     python,
     stat_all,
+    stat_and_answer_all,
 )
 
 
@@ -132,6 +133,12 @@ def bench_many(
     time.sleep(QUIET_SECONDS)  # else the index would not trust the times of the newest files
     stat = best_of(runs, lambda: stat_all(folder))
     report.row("floor: list the folder + stat every file", f"{stat:.4f} s")
+    answer = best_of(runs, lambda: stat_and_answer_all(folder))
+    report.row(
+        "floor: list + stat + make each SessionInfo (Path, two datetimes)",
+        f"{answer:.4f} s",
+        f"{answer / stat:.2f}x stat",
+    )
     report.measure_floors(files, runs, ", all files")
     report.floors = {"stat": stat, **report.floors}
     decode = report.floors["decode"]
@@ -169,6 +176,10 @@ def bench_many(
         report.timed(f"{name}, warm cache", warm, note)
         verb = name.split()[0]
         report.target(f"{verb} warm / stat every file", warm / stat, 3, note.strip())
+        if verb == "list_sessions":
+            report.target(
+                f"{verb} warm / list + stat + make each result", warm / answer, 1.5, note.strip()
+            )
         report.target(f"{verb} first run with cache / no cache", first / cold, 1.3, note.strip())
         if verb == "list_sessions":
             report.target(f"{verb} cold / orjson decode-all", cold / decode, 0.20, unit="%")
