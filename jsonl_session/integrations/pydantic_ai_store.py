@@ -46,7 +46,7 @@ from jsonl_session.integrations.pydantic_ai_log import (
     record_of,
 )
 from jsonl_session.session import Session
-from jsonl_session.storage.fork import write_fork
+from jsonl_session.storage.fork import fork_path_lines, write_fork
 from jsonl_session.storage.paths import session_dir_for
 from jsonl_session.storage.store import FsyncPolicy, write_new_file
 
@@ -135,10 +135,11 @@ class SessionFileConversationStore(ConversationStore):
         elif path is not None:
             # a file found holding nothing is claimed as such: the store that created it
             # a moment ago may be writing its first save to it right now
-            session, checked = self._new_session(record, path), 0
+            session, checked = self._new_session(record, path)
         else:
-            session = self._new_session(record, None)
-            checked = session.revision
+            # Checked against what this store wrote, not what it finds on opening: a store
+            # that took the file over as holding nothing may have saved to it since.
+            session, checked = self._new_session(record, None)
         append_save(session, record, new_entries, checked=checked)
         for entry in new_entries:
             self._where[entry.id] = session.path
@@ -193,11 +194,12 @@ class SessionFileConversationStore(ConversationStore):
                 self._where[entry_id] = session.path
         return record
 
-    def _new_session(self, record: ConversationRecord, path: Path | None) -> Session:
+    def _new_session(self, record: ConversationRecord, path: Path | None) -> tuple[Session, int]:
         """The file of a new conversation: a copy of the path to a fork point, or just
-        its header. ``path``: a file a save that died left holding nothing."""
+        its header; and how many entries it held as written (the revision a save to it
+        expects). ``path``: a file a save that died left holding nothing."""
         if path is not None:
-            return Session.open(path, fsync=self.fsync)
+            return Session.open(path, fsync=self.fsync), 0
         stamp = now_timestamp()
         new_path = self.folder / f"{file_timestamp(stamp)}_{record.conversation_id}.jsonl"
         source = self._source_of(record)
@@ -212,11 +214,14 @@ class SessionFileConversationStore(ConversationStore):
         try:
             if source is None:
                 write_new_file(new_path, encode(header) + b"\n", self.fsync)
+                written = 0
             else:
                 point = carrier(source, str(record.head_id))
                 assert point is not None  # _source_of found it
                 labels = {target: (text, stamp) for target, text in source.labels.items()}
-                write_fork(new_path, header, source.branch_path(point), labels, self.fsync)
+                branch = source.branch_path(point)
+                write_fork(new_path, header, branch, labels, self.fsync)
+                written = len(fork_path_lines(branch, labels))
         except SessionWriteError:
             raise ConversationConflict(record.conversation_id) from None  # created meanwhile
         if self._files_of(record.conversation_id) != [new_path]:
@@ -225,7 +230,7 @@ class SessionFileConversationStore(ConversationStore):
             # goes on: of two at once one gets in, or neither, never both.
             new_path.unlink()
             raise ConversationConflict(record.conversation_id)
-        return Session.open(new_path, fsync=self.fsync)
+        return Session.open(new_path, fsync=self.fsync), written
 
     def _source_of(self, record: ConversationRecord) -> Session | None:
         """For a fork that keeps entries, the session file holding its fork point."""

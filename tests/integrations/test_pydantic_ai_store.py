@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import subprocess
 import sys
+import threading
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -306,6 +307,35 @@ class TestTwoProcessesStartingOneConversation:
             assert len(files) == outcomes.count("saved"), (n, outcomes)
             loaded = run(store.load(f"c{n}"))
             assert (loaded is not None) == ("saved" in outcomes)
+
+    def test_the_store_that_made_the_file_gives_up_when_another_saved_to_it_first(
+        self, folder: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from jsonl_session.integrations import pydantic_ai_store
+
+        other = SessionFileConversationStore(folder)
+        written = pydantic_ai_store.write_new_file
+
+        def then_the_other_saves(*args: Any) -> None:
+            written(*args)
+            # the other store finds the new file holding only its header, takes it
+            # over and saves, before the store that made it opens it again
+            request = ModelRequest(parts=[UserPromptPart("from the other")])
+            saving = other.save(Conversation(conversation_id="c", messages=[request]))
+            beside = threading.Thread(target=asyncio.run, args=(saving,))  # a loop runs here
+            beside.start()
+            beside.join()
+
+        monkeypatch.setattr(pydantic_ai_store, "write_new_file", then_the_other_saves)
+        request = ModelRequest(parts=[UserPromptPart("from the maker")])
+        with pytest.raises(ConversationConflict):
+            run(
+                SessionFileConversationStore(folder).save(
+                    Conversation(conversation_id="c", messages=[request])
+                )
+            )
+        text = session_of(folder, "c").path.read_text()
+        assert "from the other" in text and "from the maker" not in text
 
     def test_a_file_found_holding_nothing_is_claimed_only_while_it_still_does(
         self, folder: Path, monkeypatch: pytest.MonkeyPatch
