@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from jsonl_session.redaction.hay import Hay, Probe
+from jsonl_session.redaction.hay import AllOf, AnyOf, Group, Hay, Probe
 from jsonl_session.redaction.judge import (
     code_name,
     is_secret,
@@ -25,7 +25,7 @@ from jsonl_session.redaction.judge import (
     looks_like_path,
     strength_for,
 )
-from jsonl_session.redaction.shapes import Rule, Span, random_looking
+from jsonl_session.redaction.shapes import SLASHES, Rule, Span, random_looking
 
 Finder = Callable[[Hay], Iterator[Span]]
 
@@ -70,7 +70,7 @@ _PAIRS = [
         ("token", ""),
         ("key", ""),
         ("credential", "s?"),
-        ("auth", ""),
+        ("auth", "(?:orization)?"),  # one search serves _authorization too
         ("sig", "(?:nature)?"),
     ]
 ]
@@ -193,13 +193,16 @@ _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesit
 
 
 _AUTHORIZATION_WORD = Probe("authorization")
-_AUTHORIZATION_AT = Probe("authorization", r"\\?[\"']?[ \t]*[:=]")
+_AUTHORIZATION_AT = _PAIRS[6][1]  # "auth", then "orization" or not, then a separator
 _BEARER_WORD = Probe("bearer")
 _BEARER_AT = Probe("bearer", r"[ \t]")
 _COOKIE_WORD = Probe("cookie")
 _COOKIE_AT = Probe("cookie", r"\\?[\"']?[ \t]*[:=]|[ \t]")
 _COOKIE_FLAG_WORD = Probe("-b")
-_COOKIE_FLAG_AT = Probe("-b", r"[ \t]")
+# A dash starting "--", "-b " or, after a space, "-p" or "-u": what the options of
+# _flags, _cookies and _COMMANDS start with (each branch takes the dash only).
+_DASHES = Group(r"-(?:(?=-)()|(?=b[ \t])()|(?<=[ \t]-)(?=[pu])())", folded=True)
+_COOKIE_FLAG_AT = Probe("-b", r"[ \t]", via=_DASHES.branch(2))
 
 
 def _authorization(hay: Hay) -> Iterator[Span]:
@@ -302,15 +305,24 @@ def context_rules() -> list[Rule]:
     rules = [
         Rule((), _authorization),
         Rule((), _bearer),
-        Rule((Probe("://", folded=False),), _url_passwords),
+        Rule((SLASHES.branch(2),), _url_passwords),
     ]
     by_anchor: dict[str, list[tuple[re.Pattern[str], tuple[str, ...]]]] = {}
     for anchor, pattern, tools in _COMMANDS:
         by_anchor.setdefault(anchor, []).append((pattern, tools))
+    # -p or -u after a space ("--user" for curl): mysql, sshpass, docker login's option
+    option = AnyOf(_DASHES.branch(3), _DASHES.branch(1))
     rules += [
-        Rule((Probe(anchor, folded=False),), _command(commands))
+        Rule(
+            (
+                Probe(anchor, folded=False)
+                if anchor == "login"
+                else AllOf(option, Probe(anchor, folded=False)),
+            ),
+            _command(commands),
+        )
         for anchor, commands in by_anchor.items()
     ]
-    rules.append(Rule((Probe("--", folded=False),), _flags))
+    rules.append(Rule((_DASHES.branch(1),), _flags))
     rules += [Rule((), _config_set), Rule((), _cookies), Rule((), _pairs)]
     return rules

@@ -59,7 +59,7 @@ def find_secrets(text: str) -> list[Span]:
     found: list[Span] = []
     hay = Hay(text)
     for rule in _RULES:
-        if not rule.anchors or any(hay.has(anchor) for anchor in rule.anchors):
+        if not rule.anchors or any(anchor.present(hay) for anchor in rule.anchors):
             found.extend(rule.find(hay))
     return _merged(found) if found else found
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Protocol
 
 # Non-ASCII characters that lowercase or case-fold onto an ASCII letter (all of them:
 # every code point was tried against [a-z] with IGNORECASE and against str.lower).
@@ -35,17 +36,29 @@ def _rank(char: str) -> int:
     return at if at != -1 else 0
 
 
+class Anchor(Protocol):
+    """What must be in a text for a rule to be tried."""
+
+    def present(self, hay: Hay) -> bool: ...
+
+
 class Probe:
     """Where a literal ``word`` stands, followed by what ``ahead`` (a regex) matches:
-    the places a rule's pattern can start at. Case is ignored if ``folded``."""
+    the places a rule's pattern can start at. Case is ignored if ``folded``. With
+    ``via``, the fast path takes the places from a branch of a `Group` instead."""
 
-    __slots__ = ("back", "exact", "fast", "folded", "ignoring_case", "word")
+    __slots__ = ("back", "exact", "fast", "folded", "ignoring_case", "via", "word")
 
-    def __init__(self, word: str, ahead: str = "", *, folded: bool = True) -> None:
-        self.word, self.folded = word, folded
+    def __init__(
+        self, word: str, ahead: str = "", *, folded: bool = True, via: Branch | None = None
+    ) -> None:
+        self.word, self.folded, self.via = word, folded, via
         tail = f"(?={ahead})" if ahead else ""
-        # the search starts at the rarest character and checks the rest behind it
-        self.back = min(range(len(word)), key=lambda index: _rank(word[index]))
+        # the search starts at the rarest character (with one more after it: re checks
+        # a literal prefix inline, but calls its matcher at each place a one-character
+        # prefix stands) and checks the rest behind it
+        starts = range(max(1, len(word) - 1))
+        self.back = min(starts, key=lambda index: _rank(word[index]))
         behind = f"(?<={re.escape(word)})" if self.back else ""
         fast = re.escape(word[self.back :]) + behind + tail
         self.fast = re.compile(fast.encode("ascii"))
@@ -53,11 +66,62 @@ class Probe:
         self.exact = re.compile(plain)
         self.ignoring_case = re.compile(plain, re.IGNORECASE)
 
+    def present(self, hay: Hay) -> bool:
+        return hay.has(self)
+
+
+class Group:
+    """Several literals looked for in one scan (each scan of a whole text costs about
+    as much as the next): ``pattern`` starts with a literal they share, and each of its
+    branches is a capture group."""
+
+    __slots__ = ("folded", "pattern")
+
+    def __init__(self, pattern: str, *, folded: bool) -> None:
+        self.pattern = re.compile(pattern.encode("ascii"))
+        self.folded = folded
+
+    def branch(self, index: int) -> Branch:
+        return Branch(self, index)
+
+
+class Branch:
+    """A rule's anchor: branch ``index`` of ``group`` was found. Off the fast path a
+    branch counts as found (its rule then searches the text itself): a branch only
+    says its rule's pattern could match."""
+
+    __slots__ = ("group", "index")
+
+    def __init__(self, group: Group, index: int) -> None:
+        self.group, self.index = group, index
+
+    def present(self, hay: Hay) -> bool:
+        return not hay.fast or self.index in hay.scan(self.group)
+
+
+class AllOf:
+    """Every one of ``anchors`` is present (the cheapest, or most often absent, first)."""
+
+    __slots__ = ("anchors",)
+
+    def __init__(self, *anchors: Anchor) -> None:
+        self.anchors = anchors
+
+    def present(self, hay: Hay) -> bool:
+        return all(anchor.present(hay) for anchor in self.anchors)
+
+
+class AnyOf(AllOf):
+    """One of ``anchors`` is present."""
+
+    def present(self, hay: Hay) -> bool:
+        return any(anchor.present(hay) for anchor in self.anchors)
+
 
 class Hay:
     """A text prepared for the rules' searches (see the module's docstring)."""
 
-    __slots__ = ("_lowered", "_shifted", "fast", "image", "low", "text")
+    __slots__ = ("_lowered", "_scans", "_shifted", "fast", "image", "low", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -66,6 +130,7 @@ class Hay:
         self.fast = text.isascii() or not any(char in text for char in _FOLDS_ONTO_ASCII)
         self._lowered: str | None = None
         self._shifted = False
+        self._scans: dict[int, dict[int, list[int]]] = {}
         if self.fast:
             self.low = self.image.lower()
         else:
@@ -77,25 +142,44 @@ class Hay:
     def has(self, probe: Probe) -> bool:
         """Whether ``probe``'s word occurs (in the text lowercased, if folded)."""
         if self.fast:
-            return probe.fast.search(self.low if probe.folded else self.image) is not None
+            hay = self.low if probe.folded else self.image
+            if len(probe.word) >= 8:  # bytes.find skips ahead by a long word's length
+                return probe.word.encode("ascii") in hay
+            return probe.fast.search(hay) is not None
         assert self._lowered is not None
         return probe.word in (self._lowered if probe.folded else self.text)
+
+    def scan(self, group: Group) -> dict[int, list[int]]:
+        """Where each branch of ``group`` matched (fast path only), scanned once."""
+        found = self._scans.get(id(group))
+        if found is None:
+            found = self._scans[id(group)] = {}
+            for match in group.pattern.finditer(self.low if group.folded else self.image):
+                found.setdefault(match.lastindex or 0, []).append(match.start())
+        return found
 
     def hits(self, probe: Probe) -> Iterator[int]:
         """The places (in characters) where ``probe``'s word starts."""
         if self.fast:
-            back = probe.back
-            for fast in probe.fast.finditer(self.low if probe.folded else self.image):
-                yield fast.start() - back
+            if probe.via is not None:
+                yield from self.scan(probe.via.group).get(probe.via.index, ())
+                return
+            found = self._scans.get(id(probe))
+            if found is None:
+                back = probe.back
+                hay = self.low if probe.folded else self.image
+                places = [match.start() - back for match in probe.fast.finditer(hay)]
+                found = self._scans[id(probe)] = {0: places}
+            yield from found[0]
             return
         if not probe.folded:
-            found = probe.exact.finditer(self.text)
+            matches = probe.exact.finditer(self.text)
         elif self._shifted:
-            found = probe.ignoring_case.finditer(self.text)
+            matches = probe.ignoring_case.finditer(self.text)
         else:
             assert self._lowered is not None
-            found = probe.exact.finditer(self._lowered)
-        for match in found:
+            matches = probe.exact.finditer(self._lowered)
+        for match in matches:
             yield match.start()
 
     def matches(

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from jsonl_session.redaction.hay import Hay, Probe
+from jsonl_session.redaction.hay import Anchor, Group, Hay, Probe
 
 Span = tuple[int, int, str, int]
 """(start, end, kind, rank) of a secret found; a lower rank is a more specific rule."""
@@ -25,10 +25,10 @@ Span = tuple[int, int, str, int]
 @dataclass(frozen=True, slots=True)
 class Rule:
     """A way of finding secrets: tried only when one of ``anchors`` occurs in the text
-    (each a `Probe` without lookahead, which says whether case counts), or always if
-    it has none."""
+    (a `Probe` without lookahead, which says whether case counts, or a branch of a
+    `Group`), or always if it has none."""
 
-    anchors: tuple[Probe, ...]
+    anchors: tuple[Anchor, ...]
     find: Callable[[Hay], Iterator[Span]]
 
 
@@ -285,6 +285,22 @@ def _block(kind: str, pattern: re.Pattern[str]) -> Callable[[Hay], Iterator[Span
     return find
 
 
+# Anchors looked for together, one scan of the text for each group. Each branch takes
+# one character or the shared literal, after which no other branch could start.
+SLASHES = Group(r"//(?:(?<=1//)(0)|(?<=://)())", folded=False)
+_UNDERSCORE = Group(r"_(?:(?<=whsec_)()|(?<=glc_)()|(?<=sntry[su]_)())", folded=False)
+_HOOKS = Group(r"hooks(?:(\.slack\.com/)|(/))", folded=False)  # discord's: webhooks/
+_GATES: dict[str, Anchor] = {
+    "hooks.slack.com/": _HOOKS.branch(1),
+    "discord": _HOOKS.branch(2),
+    "1//0": SLASHES.branch(1),
+    "whsec_": _UNDERSCORE.branch(1),
+    ":AA": Probe(":AA", folded=False),
+    "sntry": _UNDERSCORE.branch(3),
+    "glc_": _UNDERSCORE.branch(2),
+}
+
+
 def shape_rules() -> list[Rule]:
     """The rules of this module: private key blocks, the shapes looked for by their
     anchor, and one rule for every shape a token-like run starts with."""
@@ -292,8 +308,7 @@ def shape_rules() -> list[Rule]:
         Rule((Probe("PRIVATE KEY", folded=False),), _block("private-key", _PRIVATE_KEY)),
     ]
     rules += [
-        Rule((Probe(anchor, folded=False),), _scanned(shapes))
-        for anchor, shapes in _SCANNED_SHAPES.items()
+        Rule((_GATES[anchor],), _scanned(shapes)) for anchor, shapes in _SCANNED_SHAPES.items()
     ]
     rules.append(Rule((), _candidates))
     return rules
