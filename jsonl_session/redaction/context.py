@@ -78,6 +78,8 @@ _PAIRS = [
 
 def _pairs(hay: Hay) -> Iterator[Span]:
     for patterns, probe in _PAIRS:
+        if hay.short and hay.fast and probe.word_bytes not in hay.low:
+            continue
         for match in hay.matches(patterns, probe):
             found = _pair(hay.text, match)
             if found is not None:
@@ -201,7 +203,7 @@ _COOKIE_AT = Probe("cookie", r"\\?[\"']?[ \t]*[:=]|[ \t]")
 _COOKIE_FLAG_WORD = Probe("-b")
 # A dash starting "--", "-b " or, after a space, "-p" or "-u": what the options of
 # _flags, _cookies and _COMMANDS start with (each branch takes the dash only).
-_DASHES = Group(r"-(?:(?=-)()|(?=b[ \t])()|(?<=[ \t]-)(?=[pu])())", folded=True)
+_DASHES = Group("-", r"(?:(?=-)()|(?=b[ \t])()|(?<=[ \t]-)(?=[pu])())", folded=True)
 _COOKIE_FLAG_AT = Probe("-b", r"[ \t]", via=_DASHES.branch(2))
 
 
@@ -303,9 +305,9 @@ def context_rules() -> list[Rule]:
     """The rules of this module, most specific first. The keyword rules look for their
     words themselves (hay.py's probes), so they have no anchors."""
     rules = [
-        Rule((), _authorization),
-        Rule((), _bearer),
-        Rule((SLASHES.branch(2),), _url_passwords),
+        Rule((), _authorization, (b"authorization",)),
+        Rule((), _bearer, (b"bearer",)),
+        Rule((SLASHES.branch(2),), _url_passwords, (b"://",)),
     ]
     by_anchor: dict[str, list[tuple[re.Pattern[str], tuple[str, ...]]]] = {}
     for anchor, pattern, tools in _COMMANDS:
@@ -320,9 +322,14 @@ def context_rules() -> list[Rule]:
                 else AllOf(option, Probe(anchor, folded=False)),
             ),
             _command(commands),
+            (anchor.encode(),),
         )
         for anchor, commands in by_anchor.items()
     ]
-    rules.append(Rule((_DASHES.branch(1),), _flags))
-    rules += [Rule((), _config_set), Rule((), _cookies), Rule((), _pairs)]
+    rules.append(Rule((_DASHES.branch(1),), _flags, (b"--",)))
+    rules += [
+        Rule((), _config_set, (b"config",)),
+        Rule((), _cookies, (b"cookie", b"-b")),
+        Rule((), _pairs, tuple(probe.word_bytes for _, probe in _PAIRS)),
+    ]
     return rules

@@ -31,6 +31,11 @@ _FOLDS_ONTO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 _RARITY = "+j#>{}z;\\98`[]-67'1q43v5_=,0)(2kwbg/x.\"h:ypfmdlucinasort e"
 
 
+# Up to this many characters a text is short: a word's ``in`` costs less than starting
+# a regex search, so words are looked for with ``in`` before a rule, probe or group runs.
+_SHORT = 16_384
+
+
 def _rank(char: str) -> int:
     at = _RARITY.find(char.lower())
     return at if at != -1 else 0
@@ -47,12 +52,13 @@ class Probe:
     the places a rule's pattern can start at. Case is ignored if ``folded``. With
     ``via``, the fast path takes the places from a branch of a `Group` instead."""
 
-    __slots__ = ("back", "exact", "fast", "folded", "ignoring_case", "via", "word")
+    __slots__ = ("back", "exact", "fast", "folded", "ignoring_case", "via", "word", "word_bytes")
 
     def __init__(
         self, word: str, ahead: str = "", *, folded: bool = True, via: Branch | None = None
     ) -> None:
         self.word, self.folded, self.via = word, folded, via
+        self.word_bytes = word.encode("ascii")
         tail = f"(?={ahead})" if ahead else ""
         # the search starts at the rarest character (with one more after it: re checks
         # a literal prefix inline, but calls its matcher at each place a one-character
@@ -72,13 +78,14 @@ class Probe:
 
 class Group:
     """Several literals looked for in one scan (each scan of a whole text costs about
-    as much as the next): ``pattern`` starts with a literal they share, and each of its
-    branches is a capture group."""
+    as much as the next): ``pattern`` starts with ``literal``, which they share, and
+    each of its branches is a capture group."""
 
-    __slots__ = ("folded", "pattern")
+    __slots__ = ("folded", "literal", "pattern")
 
-    def __init__(self, pattern: str, *, folded: bool) -> None:
-        self.pattern = re.compile(pattern.encode("ascii"))
+    def __init__(self, literal: str, pattern: str, *, folded: bool) -> None:
+        self.literal = literal.encode("ascii")
+        self.pattern = re.compile(re.escape(literal).encode("ascii") + pattern.encode("ascii"))
         self.folded = folded
 
     def branch(self, index: int) -> Branch:
@@ -121,12 +128,13 @@ class AnyOf(AllOf):
 class Hay:
     """A text prepared for the rules' searches (see the module's docstring)."""
 
-    __slots__ = ("_lowered", "_scans", "_shifted", "fast", "image", "low", "text")
+    __slots__ = ("_lowered", "_scans", "_shifted", "fast", "image", "low", "short", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         # non-ASCII characters become "?": no rule's literal holds one
         self.image = text.encode("ascii", "replace")
+        self.short = len(text) <= _SHORT
         self.fast = text.isascii() or not any(char in text for char in _FOLDS_ONTO_ASCII)
         self._lowered: str | None = None
         self._shifted = False
@@ -143,7 +151,7 @@ class Hay:
         """Whether ``probe``'s word occurs (in the text lowercased, if folded)."""
         if self.fast:
             hay = self.low if probe.folded else self.image
-            if len(probe.word) >= 8:  # bytes.find skips ahead by a long word's length
+            if self.short or len(probe.word) >= 8:  # find skips ahead by a long word's length
                 return probe.word.encode("ascii") in hay
             return probe.fast.search(hay) is not None
         assert self._lowered is not None
@@ -154,7 +162,10 @@ class Hay:
         found = self._scans.get(id(group))
         if found is None:
             found = self._scans[id(group)] = {}
-            for match in group.pattern.finditer(self.low if group.folded else self.image):
+            hay = self.low if group.folded else self.image
+            if self.short and group.literal not in hay:
+                return found
+            for match in group.pattern.finditer(hay):
                 found.setdefault(match.lastindex or 0, []).append(match.start())
         return found
 
@@ -168,7 +179,11 @@ class Hay:
             if found is None:
                 back = probe.back
                 hay = self.low if probe.folded else self.image
-                places = [match.start() - back for match in probe.fast.finditer(hay)]
+                places = (
+                    []
+                    if self.short and probe.word_bytes not in hay
+                    else [match.start() - back for match in probe.fast.finditer(hay)]
+                )
                 found = self._scans[id(probe)] = {0: places}
             yield from found[0]
             return

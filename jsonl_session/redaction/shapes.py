@@ -26,10 +26,13 @@ Span = tuple[int, int, str, int]
 class Rule:
     """A way of finding secrets: tried only when one of ``anchors`` occurs in the text
     (a `Probe` without lookahead, which says whether case counts, or a branch of a
-    `Group`), or always if it has none."""
+    `Group`), or always if it has none. A short text (hay.py's ``short``) is tried only
+    when one of ``words`` is in it lowercased (if it has any): one ``in`` each is less
+    than the anchors' and probes' regex searches cost to start."""
 
     anchors: tuple[Anchor, ...]
     find: Callable[[Hay], Iterator[Span]]
+    words: tuple[bytes, ...] = ()
 
 
 def random_looking(value: str) -> bool:
@@ -287,9 +290,9 @@ def _block(kind: str, pattern: re.Pattern[str]) -> Callable[[Hay], Iterator[Span
 
 # Anchors looked for together, one scan of the text for each group. Each branch takes
 # one character or the shared literal, after which no other branch could start.
-SLASHES = Group(r"//(?:(?<=1//)(0)|(?<=://)())", folded=False)
-_UNDERSCORE = Group(r"_(?:(?<=whsec_)()|(?<=glc_)()|(?<=sntry[su]_)())", folded=False)
-_HOOKS = Group(r"hooks(?:(\.slack\.com/)|(/))", folded=False)  # discord's: webhooks/
+SLASHES = Group("//", r"(?:(?<=1//)(0)|(?<=://)())", folded=False)
+_UNDERSCORE = Group("_", r"(?:(?<=whsec_)()|(?<=glc_)()|(?<=sntry[su]_)())", folded=False)
+_HOOKS = Group("hooks", r"(?:(\.slack\.com/)|(/))", folded=False)  # discord's: webhooks/
 _GATES: dict[str, Anchor] = {
     "hooks.slack.com/": _HOOKS.branch(1),
     "discord": _HOOKS.branch(2),
@@ -305,10 +308,15 @@ def shape_rules() -> list[Rule]:
     """The rules of this module: private key blocks, the shapes looked for by their
     anchor, and one rule for every shape a token-like run starts with."""
     rules = [
-        Rule((Probe("PRIVATE KEY", folded=False),), _block("private-key", _PRIVATE_KEY)),
+        Rule(
+            (Probe("PRIVATE KEY", folded=False),),
+            _block("private-key", _PRIVATE_KEY),
+            (b"private key",),
+        ),
     ]
     rules += [
-        Rule((_GATES[anchor],), _scanned(shapes)) for anchor, shapes in _SCANNED_SHAPES.items()
+        Rule((_GATES[anchor],), _scanned(shapes), (anchor.lower().encode(),))
+        for anchor, shapes in _SCANNED_SHAPES.items()
     ]
     rules.append(Rule((), _candidates))
     return rules
