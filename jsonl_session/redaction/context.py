@@ -6,9 +6,10 @@
 
 Only the value is replaced; the key, flag or command stays readable. Whether a key
 names a secret and whether a value is one (not a placeholder, a reference or code) is
-judge.py's. Keywords are matched without regard to case: each rule is given the text
-lowercased (when lowercasing kept every character where it was) and searches that
-with a case-sensitive pattern, which is much faster than an ignore-case one.
+judge.py's. Keywords are matched without regard to case: a rule's keyword is looked
+for in the lowercased image of the text (hay.py's `Probe`), and its pattern is tried
+only where the keyword stands, followed by what the pattern needs next (a separator,
+a space); a search of the whole text by the pattern would be much slower.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from jsonl_session.redaction.hay import AllOf, AnyOf, Group, Hay, Probe
 from jsonl_session.redaction.judge import (
     code_name,
     is_secret,
@@ -23,9 +25,9 @@ from jsonl_session.redaction.judge import (
     looks_like_path,
     strength_for,
 )
-from jsonl_session.redaction.shapes import Rule, Span, random_looking
+from jsonl_session.redaction.shapes import SLASHES, Rule, Span, random_looking
 
-Finder = Callable[[str, str | None], Iterator[Span]]
+Finder = Callable[[Hay], Iterator[Span]]
 
 _QUOTED_OR_PLAIN = (
     r"(?:(?P<q>\\?[\"'`])(?P<quoted>[^\n]*?)(?P=q)"
@@ -40,14 +42,6 @@ def _both(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return re.compile(pattern), re.compile(pattern, re.IGNORECASE)
 
 
-def _search(
-    patterns: tuple[re.Pattern[str], re.Pattern[str]], text: str, lowered: str | None
-) -> Iterator[re.Match[str]]:
-    if lowered is not None:
-        return patterns[0].finditer(lowered)
-    return patterns[1].finditer(text)
-
-
 def _value(text: str, match: re.Match[str]) -> tuple[int, int, str, bool]:
     """(start, end, value, quoted) of a match's quoted or plain value, read from the
     original text (the match may be over the lowercased copy)."""
@@ -60,46 +54,36 @@ def _value(text: str, match: re.Match[str]) -> tuple[int, int, str, bool]:
 
 # --- key = value ---------------------------------------------------------------------
 
-# One pattern per keyword, each starting with its literal: searched for much faster
-# than one pattern starting with a choice of words.
+# One pattern per keyword, each starting with its literal: its probe finds the keyword
+# where a separator follows, and the pattern is tried there only.
 _SEPARATOR = r"(?P<sep>\\?[\"']?[ \t]*(?:=>|:=|=|:)[ \t]*)"
+_SEPARATOR_AHEAD = r"\\?[\"']?[ \t]*[=:]"
 _PAIRS = [
-    (word, _both(f"(?P<word>{body}){_SEPARATOR}{_QUOTED_OR_PLAIN}"))
-    for word, body in [
-        ("pass", "pass(?:word|wd|phrase)?"),
-        ("pwd", "pwd"),
-        ("secret", "secret"),
-        ("token", "token"),
-        ("key", "key"),
-        ("credential", "credentials?"),
-        ("auth", "auth"),
-        ("sig", "sig(?:nature)?"),
+    (
+        _both(f"(?P<word>{word}{more}){_SEPARATOR}{_QUOTED_OR_PLAIN}"),
+        Probe(word, more + _SEPARATOR_AHEAD),
+    )
+    for word, more in [
+        ("pass", "(?:word|wd|phrase)?"),
+        ("pwd", ""),
+        ("secret", ""),
+        ("token", ""),
+        ("key", ""),
+        ("credential", "s?"),
+        ("auth", "(?:orization)?"),  # one search serves _authorization too
+        ("sig", "(?:nature)?"),
     ]
 ]
-_KEYWORDS = tuple(word for word, _ in _PAIRS)
 
 
-def _pairs(text: str, lowered: str | None) -> Iterator[Span]:
-    for word, (exact, ignoring_case) in _PAIRS:
-        if lowered is None:
-            matches: Iterator[re.Match[str]] = ignoring_case.finditer(text)
-        else:
-            matches = _each(word, exact, lowered)
-        for match in matches:
-            found = _pair(text, match)
+def _pairs(hay: Hay) -> Iterator[Span]:
+    for patterns, probe in _PAIRS:
+        if hay.short and hay.fast and probe.word_bytes not in hay.low:
+            continue
+        for match in hay.matches(patterns, probe):
+            found = _pair(hay.text, match)
             if found is not None:
                 yield found
-
-
-def _each(word: str, pattern: re.Pattern[str], lowered: str) -> Iterator[re.Match[str]]:
-    """Matches of ``pattern`` wherever ``word`` (its first letters) occurs: found with
-    str.find, cheaper than a second scan of the whole text by the pattern."""
-    at = lowered.find(word)
-    while at != -1:
-        match = pattern.match(lowered, at)
-        if match is not None:
-            yield match
-        at = lowered.find(word, match.end() if match is not None else at + len(word))
 
 
 def _pair(text: str, match: re.Match[str]) -> Span | None:
@@ -157,7 +141,8 @@ _FLAG = re.compile(
 )
 
 
-def _flags(text: str, lowered: str | None) -> Iterator[Span]:
+def _flags(hay: Hay) -> Iterator[Span]:
+    text = hay.text
     for match in _FLAG.finditer(text):
         key = match["key"]
         if key.startswith("no-"):
@@ -177,8 +162,16 @@ _GIT_CONFIG = _both(
 )
 
 
-def _config_set(text: str, lowered: str | None) -> Iterator[Span]:
-    matches = (*_search(_CONFIG_SET, text, lowered), *_search(_GIT_CONFIG, text, lowered))
+_CONFIG_WORD = Probe("config")
+_CONFIG_SET_AT = Probe("config", r"(?:ure)?[ \t]+set[ \t]")
+_GIT_CONFIG_AT = Probe("git", r"[ \t]+config")
+
+
+def _config_set(hay: Hay) -> Iterator[Span]:
+    if not (hay.fast or hay.has(_CONFIG_WORD)):
+        return
+    text = hay.text
+    matches = (*hay.matches(_CONFIG_SET, _CONFIG_SET_AT), *hay.matches(_GIT_CONFIG, _GIT_CONFIG_AT))
     for match in matches:
         key = text[match.start("key") : match.end("key")]
         kind = key_kind(key)
@@ -201,31 +194,52 @@ _COOKIE_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^;\s\"',]+)")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority"})
 
 
-def _authorization(text: str, lowered: str | None) -> Iterator[Span]:
-    for match in _search(_AUTHORIZATION, text, lowered):
+_AUTHORIZATION_WORD = Probe("authorization")
+_AUTHORIZATION_AT = _PAIRS[6][1]  # "auth", then "orization" or not, then a separator
+_BEARER_WORD = Probe("bearer")
+_BEARER_AT = Probe("bearer", r"[ \t]")
+_COOKIE_WORD = Probe("cookie")
+_COOKIE_AT = Probe("cookie", r"\\?[\"']?[ \t]*[:=]|[ \t]")
+_COOKIE_FLAG_WORD = Probe("-b")
+# A dash starting "--", "-b " or, after a space, "-p" or "-u": what the options of
+# _flags, _cookies and _COMMANDS start with (each branch takes the dash only).
+_DASHES = Group("-", r"(?:(?=-)()|(?=b[ \t])()|(?<=[ \t]-)(?=[pu])())", folded=True)
+_COOKIE_FLAG_AT = Probe("-b", r"[ \t]", via=_DASHES.branch(2))
+
+
+def _authorization(hay: Hay) -> Iterator[Span]:
+    if not (hay.fast or hay.has(_AUTHORIZATION_WORD)):
+        return
+    text = hay.text
+    for match in hay.matches(_AUTHORIZATION, _AUTHORIZATION_AT):
         start, end = match.span("plain")
         if match.start() and text[match.start() - 1] in _IDENTIFIER:
             continue  # expected_authorization = ...: a name in code
         value = text[start:end]
         if match["scheme"] is None and (code_name(value) or _code_follows(text, end, colon=True)):
             continue
-        scheme = (match["scheme"] or "").strip(" \t")
+        scheme = (hay.folded_group(match, "scheme") or "").strip(" \t")
         if is_secret(value, quoted=bool(scheme), spaced=True, strength="token"):
             yield start, end, "bearer-token" if scheme == "bearer" else "authorization", 1
 
 
-def _bearer(text: str, lowered: str | None) -> Iterator[Span]:
-    for match in _search(_BEARER, text, lowered):
+def _bearer(hay: Hay) -> Iterator[Span]:
+    if not (hay.fast or hay.has(_BEARER_WORD)):
+        return
+    text = hay.text
+    for match in hay.matches(_BEARER, _BEARER_AT):
         start, end = match.span("plain")
         value = text[start:end]
         if any(c.isdigit() for c in value) and is_secret(value, strength="token"):
             yield start, end, "bearer-token", 1
 
 
-def _cookies(text: str, lowered: str | None) -> Iterator[Span]:
-    hay = text.lower() if lowered is None else lowered
-    jars = _search(_COOKIE, text, lowered) if "cookie" in hay else iter(())
-    flags = _search(_COOKIE_FLAG, text, lowered) if "-b" in hay else iter(())
+def _cookies(hay: Hay) -> Iterator[Span]:
+    text = hay.text
+    jars = hay.matches(_COOKIE, _COOKIE_AT) if hay.fast or hay.has(_COOKIE_WORD) else ()
+    flags = (
+        hay.matches(_COOKIE_FLAG, _COOKIE_FLAG_AT) if hay.fast or hay.has(_COOKIE_FLAG_WORD) else ()
+    )
     for match in (*jars, *flags):
         jar_start, jar_end = match.span("jar")
         for pair in _COOKIE_PAIR.finditer(text, jar_start, jar_end):
@@ -262,14 +276,15 @@ _COMMANDS: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def _url_passwords(text: str, lowered: str | None) -> Iterator[Span]:
-    for match in _URL_PASSWORD.finditer(text):
+def _url_passwords(hay: Hay) -> Iterator[Span]:
+    for match in _URL_PASSWORD.finditer(hay.text):
         if is_secret(match["plain"], quoted=True):
             yield match.start("plain"), match.end("plain"), "url-password", 1
 
 
 def _command(commands: list[tuple[re.Pattern[str], tuple[str, ...]]]) -> Finder:
-    def find(text: str, lowered: str | None) -> Iterator[Span]:
+    def find(hay: Hay) -> Iterator[Span]:
+        text = hay.text
         for pattern, tools in commands:
             for match in pattern.finditer(text):
                 start = match.start()
@@ -287,18 +302,34 @@ def _command(commands: list[tuple[re.Pattern[str], tuple[str, ...]]]) -> Finder:
 
 
 def context_rules() -> list[Rule]:
-    """The rules of this module, most specific first."""
+    """The rules of this module, most specific first. The keyword rules look for their
+    words themselves (hay.py's probes), so they have no anchors."""
     rules = [
-        Rule(("authorization",), True, _authorization),
-        Rule(("bearer",), True, _bearer),
-        Rule(("://",), False, _url_passwords),
+        Rule((), _authorization, (b"authorization",)),
+        Rule((), _bearer, (b"bearer",)),
+        Rule((SLASHES.branch(2),), _url_passwords, (b"://",)),
     ]
     by_anchor: dict[str, list[tuple[re.Pattern[str], tuple[str, ...]]]] = {}
     for anchor, pattern, tools in _COMMANDS:
         by_anchor.setdefault(anchor, []).append((pattern, tools))
-    rules += [Rule((anchor,), False, _command(commands)) for anchor, commands in by_anchor.items()]
-    rules.append(Rule(("--",), False, _flags))
-    rules.append(Rule(("config",), True, _config_set))
-    # no anchors: _pairs and _cookies look for their words themselves, once each
-    rules += [Rule((), True, _cookies), Rule((), True, _pairs)]
+    # -p or -u after a space ("--user" for curl): mysql, sshpass, docker login's option
+    option = AnyOf(_DASHES.branch(3), _DASHES.branch(1))
+    rules += [
+        Rule(
+            (
+                Probe(anchor, folded=False)
+                if anchor == "login"
+                else AllOf(option, Probe(anchor, folded=False)),
+            ),
+            _command(commands),
+            (anchor.encode(),),
+        )
+        for anchor, commands in by_anchor.items()
+    ]
+    rules.append(Rule((_DASHES.branch(1),), _flags, (b"--",)))
+    rules += [
+        Rule((), _config_set, (b"config",)),
+        Rule((), _cookies, (b"cookie", b"-b")),
+        Rule((), _pairs, tuple(probe.word_bytes for _, probe in _PAIRS)),
+    ]
     return rules

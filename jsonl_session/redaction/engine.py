@@ -2,9 +2,11 @@
 each secret with ``[REDACTED:<kind>]`` and counts what it replaced, by kind.
 
 Speed comes from not running most rules at all: each rule names literal anchors
-(``sk-``, ``AKIA``, ``://``, ``password``…), and a rule's patterns run only when one of
-its anchors is in the text (``in`` is a fast substring search; keywords are looked
-for in the text lowercased once). The spans every rule finds are merged (overlapping
+(``PRIVATE KEY``, ``://``, ``mysql``…), and a rule's patterns run only when one of
+its anchors is in the text; the keyword rules try their patterns only where their
+word stands, and token shapes only where a long run of token characters starts. All
+of those are looked for in an ASCII image of the text, lowercased once where case does
+not count (hay.py), never in the text itself. The spans every rule finds are merged (overlapping
 finds become one secret, named by the most specific rule) and the text is rebuilt
 once.
 
@@ -23,6 +25,7 @@ from typing import Any
 
 from jsonl_session.format.jsonio import decode_any, dumps
 from jsonl_session.redaction.context import context_rules
+from jsonl_session.redaction.hay import Hay
 from jsonl_session.redaction.judge import is_secret, key_kind, strength_for
 from jsonl_session.redaction.shapes import Rule, Span, shape_rules
 
@@ -54,12 +57,20 @@ def find_secrets(text: str) -> list[Span]:
     if len(text) < _SHORTEST:
         return []
     found: list[Span] = []
-    lowered = text.lower()
-    aligned = lowered if len(lowered) == len(text) else None
+    hay = Hay(text)
+    short, low = hay.short and hay.fast, hay.low
     for rule in _RULES:
-        hay = lowered if rule.folded else text
-        if not rule.anchors or any(anchor in hay for anchor in rule.anchors):
-            found.extend(rule.find(text, aligned if rule.folded else None))
+        if short:
+            # a plain loop: this runs for every rule of every short text
+            for word in rule.words:
+                if word in low:
+                    break
+            else:
+                if rule.words:
+                    continue
+        elif rule.anchors and not any(anchor.present(hay) for anchor in rule.anchors):
+            continue
+        found.extend(rule.find(hay))
     return _merged(found) if found else found
 
 

@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from jsonl_session.redaction.hay import Anchor, Group, Hay, Probe
+
 Span = tuple[int, int, str, int]
 """(start, end, kind, rank) of a secret found; a lower rank is a more specific rule."""
 
@@ -23,12 +25,14 @@ Span = tuple[int, int, str, int]
 @dataclass(frozen=True, slots=True)
 class Rule:
     """A way of finding secrets: tried only when one of ``anchors`` occurs in the text
-    (or, if ``folded``, in the text lowercased)."""
+    (a `Probe` without lookahead, which says whether case counts, or a branch of a
+    `Group`), or always if it has none. A short text (hay.py's ``short``) is tried only
+    when one of ``words`` is in it lowercased (if it has any): one ``in`` each is less
+    than the anchors' and probes' regex searches cost to start."""
 
-    anchors: tuple[str, ...]
-    folded: bool
-    find: Callable[[str, str | None], Iterator[Span]]
-    """(text, the text lowercased if that kept every character in place) -> spans"""
+    anchors: tuple[Anchor, ...]
+    find: Callable[[Hay], Iterator[Span]]
+    words: tuple[bytes, ...] = ()
 
 
 def random_looking(value: str) -> bool:
@@ -80,14 +84,14 @@ _TOKENS: list[tuple[str, tuple[str, ...], str, Callable[[str], bool]]] = [
     ),
     (
         "slack-webhook",
-        ("hooks",),
+        ("hooks.slack.com/",),
         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9]+/)+"
         r"(?P<value>[A-Za-z0-9_\-]{16,})",
         varied,
     ),
     (
         "discord-webhook",
-        ("hooks",),
+        ("discord",),
         r"discord(?:app)?\.com/api/webhooks/\d{5,30}/(?P<value>[A-Za-z0-9_\-]{30,})",
         varied,
     ),
@@ -188,7 +192,7 @@ _PRIVATE_KEY = re.compile(
 
 # Shapes whose first characters a token-like run may not start with (a colon, a slash,
 # base64's + and /), found by looking for their anchor in the whole text instead.
-_SCANNED = frozenset({":AA", "1//0", "hooks", "whsec_", "glc_", "sntry"})
+_SCANNED = frozenset({":AA", "1//0", "hooks.slack.com/", "discord", "whsec_", "glc_", "sntry"})
 # Where a token may start: a run of 20 or more token characters.
 _RUN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _RUN_MASK = bytes(0x78 if c in _RUN_CHARS else 0x20 for c in range(256))
@@ -232,41 +236,35 @@ for _kind, _anchors, _body, _check in _TOKENS:
 _STARTS = frozenset(key.encode() for key in _BY_START)
 
 
-def _candidates(text: str, lowered: str | None) -> Iterator[Span]:
+def _candidates(hay: Hay) -> Iterator[Span]:
     """Token-shaped secrets: each long run of token characters is looked up by its
     first characters, and only the shapes that start so are tried, where it stands.
 
-    Runs are found in a mask of the UTF-8 text (token characters as ``x``, the rest as
-    spaces) with bytes.find, which skips short words at C speed; a run whose first
+    Runs are found in a mask of the text's ASCII image (token characters as ``x``, the
+    rest as spaces; a byte is a character, so a run's place in the mask is its place in
+    the text) with bytes.find, which skips short words at C speed; a run whose first
     characters start no shape costs one more find. Each run is tried where the mask
-    found it (its place in the text counted on from the last run's), never by
-    searching the text for its word again: that made the time grow with the number
-    of distinct runs times the text's length."""
-    encoded = text.encode("utf-8", "surrogatepass")
-    same_places = len(encoded) == len(text)  # ASCII: a byte is a character
-    find = encoded.translate(_RUN_MASK).find
+    found it, never by searching the text for its word again: that made the time grow
+    with the number of distinct runs times the text's length."""
+    text, image = hay.text, hay.image
+    find = image.translate(_RUN_MASK).find
     starts, by_start = _STARTS, _BY_START
-    byte_at = char_at = 0  # one place, in bytes and in characters
     at = find(_LONG_RUN)
     while at != -1:
         end = find(b" ", at)
-        if encoded[at : at + 2] in starts or encoded[at : at + 1] in starts:
-            word = (encoded[at:end] if end != -1 else encoded[at:]).decode("ascii")
-            if same_places:
-                char_at = at
-            else:
-                char_at += len(encoded[byte_at:at].decode("utf-8", "surrogatepass"))
-                byte_at = at
+        if image[at : at + 2] in starts or image[at : at + 1] in starts:
+            word = (image[at:end] if end != -1 else image[at:]).decode("ascii")
             for shape in (*by_start.get(word[:2], ()), *by_start.get(word[0], ())):
-                found = shape.at(text, char_at)
+                found = shape.at(text, at)
                 if found is not None:
                     yield found
                     break
         at = -1 if end == -1 else find(_LONG_RUN, end)
 
 
-def _scanned(shapes: list[_Shape]) -> Callable[[str, str | None], Iterator[Span]]:
-    def find(text: str, lowered: str | None) -> Iterator[Span]:
+def _scanned(shapes: list[_Shape]) -> Callable[[Hay], Iterator[Span]]:
+    def find(hay: Hay) -> Iterator[Span]:
+        text = hay.text
         for shape in shapes:
             for match in shape.pattern.finditer(text):
                 start = match.start()
@@ -282,22 +280,43 @@ def _scanned(shapes: list[_Shape]) -> Callable[[str, str | None], Iterator[Span]
     return find
 
 
-def _block(kind: str, pattern: re.Pattern[str]) -> Callable[[str, str | None], Iterator[Span]]:
-    def find(text: str, lowered: str | None) -> Iterator[Span]:
-        for match in pattern.finditer(text):
+def _block(kind: str, pattern: re.Pattern[str]) -> Callable[[Hay], Iterator[Span]]:
+    def find(hay: Hay) -> Iterator[Span]:
+        for match in pattern.finditer(hay.text):
             yield match.start(), match.end(), kind, 0
 
     return find
+
+
+# Anchors looked for together, one scan of the text for each group. Each branch takes
+# one character or the shared literal, after which no other branch could start.
+SLASHES = Group("//", r"(?:(?<=1//)(0)|(?<=://)())", folded=False)
+_UNDERSCORE = Group("_", r"(?:(?<=whsec_)()|(?<=glc_)()|(?<=sntry[su]_)())", folded=False)
+_HOOKS = Group("hooks", r"(?:(\.slack\.com/)|(/))", folded=False)  # discord's: webhooks/
+_GATES: dict[str, Anchor] = {
+    "hooks.slack.com/": _HOOKS.branch(1),
+    "discord": _HOOKS.branch(2),
+    "1//0": SLASHES.branch(1),
+    "whsec_": _UNDERSCORE.branch(1),
+    ":AA": Probe(":AA", folded=False),
+    "sntry": _UNDERSCORE.branch(3),
+    "glc_": _UNDERSCORE.branch(2),
+}
 
 
 def shape_rules() -> list[Rule]:
     """The rules of this module: private key blocks, the shapes looked for by their
     anchor, and one rule for every shape a token-like run starts with."""
     rules = [
-        Rule(("PRIVATE KEY",), False, _block("private-key", _PRIVATE_KEY)),
+        Rule(
+            (Probe("PRIVATE KEY", folded=False),),
+            _block("private-key", _PRIVATE_KEY),
+            (b"private key",),
+        ),
     ]
     rules += [
-        Rule((anchor,), False, _scanned(shapes)) for anchor, shapes in _SCANNED_SHAPES.items()
+        Rule((_GATES[anchor],), _scanned(shapes), (anchor.lower().encode(),))
+        for anchor, shapes in _SCANNED_SHAPES.items()
     ]
-    rules.append(Rule((), False, _candidates))
+    rules.append(Rule((), _candidates))
     return rules

@@ -8,6 +8,7 @@ beside detect-secrets.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from locations import ROOT
 
 from jsonl_session import Redactor, Session, export_session, redact_text
+from jsonl_session.redaction.engine import find_secrets
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from redaction import judge_detector, judge_redactor, speed
@@ -189,6 +191,54 @@ class TestAnyText:
         )
         assert "kT7v" not in redacted and "ZGV2OnB3" not in redacted
         assert counts == {"authorization": 1, "password": 1}
+
+
+# Pieces of text the rules react to, in both cases, with token runs, separators and
+# characters that make a str wide (é, an emoji).
+_PIECES = [
+    "password", "Passwd", "TOKEN", "secret", "api_key", "credentials", "auth", "Sig",
+    "authorization", "Authorization: ", "Bearer ", "cookie", "Cookie: ", "-b ", "--password ",
+    "mysql -p", "curl -u ", "sshpass -p ", "docker login -p ", "login ", "config set ",
+    "git config --global ", "configure set ", "://u:", "@host", "1//0", "hooks.slack.com/",
+    "discord.com/api/webhooks/", "whsec_", "glc_", "sntrys_", "ghp_", "AKIA", "sk-", ":AA",
+    "-----BEGIN RSA PRIVATE KEY-----\n", "=", ": ", " = ", "=>", '"', "'", "\\", "\n", " ",
+    "\t", "?", "&", ";", "é", "\U0001f680", "Q8s0dK2LmZ7xW4cV9bN1", "a1B2c3D4e5F6g7H8",
+    "1234567890",
+]  # fmt: skip
+
+
+class TestTheSearch:
+    def test_only_four_characters_fold_onto_ascii_letters(self) -> None:
+        letters = re.compile("[a-z]", re.IGNORECASE)
+        folding = [
+            code
+            for code in range(0x80, 0x110000)
+            if not 0xD800 <= code <= 0xDFFF
+            and (
+                len(chr(code).lower()) != 1
+                or chr(code).lower().isascii()
+                or letters.match(chr(code)) is not None
+            )
+        ]
+        assert folding == [0x130, 0x131, 0x17F, 0x212A]
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(_PIECES), max_size=30))
+    def test_the_search_of_the_ascii_image_finds_what_the_search_of_the_lowercased_text_does(
+        self, parts: list[str]
+    ) -> None:
+        # a dotless i on a line of its own sends the text down the path that searches
+        # text.lower() (as all texts were searched before), and no rule reads it; the
+        # long text (over 16,384 characters) goes past the checks for short texts
+        for text in ("".join(parts), "a long text: " * 1300 + "".join(parts)):
+            assert find_secrets(text) == find_secrets(text + "\n\u0131")
+
+    def test_a_word_written_with_a_character_that_folds_is_read_as_lowercasing_reads_it(
+        self,
+    ) -> None:
+        kelvin, dotless = "to\u212aen = Xy12345678", "credent\u0131al = Xy12345678"
+        assert redact_text(kelvin) == ("to\u212aen = [REDACTED:token]", {"token": 1})
+        assert redact_text(dotless) == (dotless, {})
 
 
 class TestTheMeasurement:

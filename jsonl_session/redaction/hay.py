@@ -1,0 +1,227 @@
+"""The text the rules search, prepared once per text: `Hay` holds an ASCII image of it
+(one byte per character, so a place in the image is the same place in the text) and
+that image with its letters lowercased, and finds in them where a rule's literal word
+stands (`Probe`) or whether it stands anywhere (`Hay.has`).
+
+Why bytes: a regex or ``in`` over a str of wide characters (one emoji makes every
+character four bytes) or ``text.lower()`` over all of it cost far more than the same
+search over bytes; and a search whose pattern starts with a literal is one of the
+fastest things ``re`` does, so each probe starts at the rarest character of its word
+and looks back for the rest.
+
+Matching keywords without regard to case over the lowercased image and then matching
+the rule's pattern with IGNORECASE at each place gives what matching the lowercased
+text would, except for four characters that case-fold onto ASCII letters
+(U+0130, U+0131, U+017F, U+212A).
+A text holding one of those is searched as before: over ``text.lower()`` when that
+kept every character in place, else over the text with IGNORECASE patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Protocol
+
+# Non-ASCII characters that lowercase or case-fold onto an ASCII letter (all of them:
+# every code point was tried against [a-z] with IGNORECASE and against str.lower).
+_FOLDS_ONTO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+# ASCII characters from the rarest to the most common in code, logs and prose (counted
+# in the benchmarks' text): a probe's search starts at the rarest character of its word.
+_RARITY = "+j#>{}z;\\98`[]-67'1q43v5_=,0)(2kwbg/x.\"h:ypfmdlucinasort e"
+
+
+# Up to this many characters a text is short: a word's ``in`` costs less than starting
+# a regex search, so words are looked for with ``in`` before a rule, probe or group runs.
+_SHORT = 16_384
+
+
+def _rank(char: str) -> int:
+    at = _RARITY.find(char.lower())
+    return at if at != -1 else 0
+
+
+class Anchor(Protocol):
+    """What must be in a text for a rule to be tried."""
+
+    def present(self, hay: Hay) -> bool: ...
+
+
+class Probe:
+    """Where a literal ``word`` stands, followed by what ``ahead`` (a regex) matches:
+    the places a rule's pattern can start at. Case is ignored if ``folded``. With
+    ``via``, the fast path takes the places from a branch of a `Group` instead."""
+
+    __slots__ = ("back", "exact", "fast", "folded", "ignoring_case", "via", "word", "word_bytes")
+
+    def __init__(
+        self, word: str, ahead: str = "", *, folded: bool = True, via: Branch | None = None
+    ) -> None:
+        self.word, self.folded, self.via = word, folded, via
+        self.word_bytes = word.encode("ascii")
+        tail = f"(?={ahead})" if ahead else ""
+        # the search starts at the rarest character (with one more after it: re checks
+        # a literal prefix inline, but calls its matcher at each place a one-character
+        # prefix stands) and checks the rest behind it
+        starts = range(max(1, len(word) - 1))
+        self.back = min(starts, key=lambda index: _rank(word[index]))
+        behind = f"(?<={re.escape(word)})" if self.back else ""
+        fast = re.escape(word[self.back :]) + behind + tail
+        self.fast = re.compile(fast.encode("ascii"))
+        plain = re.escape(word) + tail
+        self.exact = re.compile(plain)
+        self.ignoring_case = re.compile(plain, re.IGNORECASE)
+
+    def present(self, hay: Hay) -> bool:
+        return hay.has(self)
+
+
+class Group:
+    """Several literals looked for in one scan (each scan of a whole text costs about
+    as much as the next): ``pattern`` starts with ``literal``, which they share, and
+    each of its branches is a capture group."""
+
+    __slots__ = ("folded", "literal", "pattern")
+
+    def __init__(self, literal: str, pattern: str, *, folded: bool) -> None:
+        self.literal = literal.encode("ascii")
+        self.pattern = re.compile(re.escape(literal).encode("ascii") + pattern.encode("ascii"))
+        self.folded = folded
+
+    def branch(self, index: int) -> Branch:
+        return Branch(self, index)
+
+
+class Branch:
+    """A rule's anchor: branch ``index`` of ``group`` was found. Off the fast path a
+    branch counts as found (its rule then searches the text itself): a branch only
+    says its rule's pattern could match."""
+
+    __slots__ = ("group", "index")
+
+    def __init__(self, group: Group, index: int) -> None:
+        self.group, self.index = group, index
+
+    def present(self, hay: Hay) -> bool:
+        return not hay.fast or self.index in hay.scan(self.group)
+
+
+class AllOf:
+    """Every one of ``anchors`` is present (the cheapest, or most often absent, first)."""
+
+    __slots__ = ("anchors",)
+
+    def __init__(self, *anchors: Anchor) -> None:
+        self.anchors = anchors
+
+    def present(self, hay: Hay) -> bool:
+        return all(anchor.present(hay) for anchor in self.anchors)
+
+
+class AnyOf(AllOf):
+    """One of ``anchors`` is present."""
+
+    def present(self, hay: Hay) -> bool:
+        return any(anchor.present(hay) for anchor in self.anchors)
+
+
+class Hay:
+    """A text prepared for the rules' searches (see the module's docstring)."""
+
+    __slots__ = ("_lowered", "_scans", "_shifted", "fast", "image", "low", "short", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # non-ASCII characters become "?": no rule's literal holds one
+        self.image = text.encode("ascii", "replace")
+        self.short = len(text) <= _SHORT
+        self.fast = text.isascii() or not any(char in text for char in _FOLDS_ONTO_ASCII)
+        self._lowered: str | None = None
+        self._shifted = False
+        self._scans: dict[int, dict[int, list[int]]] = {}
+        if self.fast:
+            self.low = self.image.lower()
+        else:
+            self.low = b""
+            lowered = text.lower()
+            self._shifted = len(lowered) != len(text)
+            self._lowered = lowered
+
+    def has(self, probe: Probe) -> bool:
+        """Whether ``probe``'s word occurs (in the text lowercased, if folded)."""
+        if self.fast:
+            hay = self.low if probe.folded else self.image
+            if self.short or len(probe.word) >= 8:  # find skips ahead by a long word's length
+                return probe.word.encode("ascii") in hay
+            return probe.fast.search(hay) is not None
+        assert self._lowered is not None
+        return probe.word in (self._lowered if probe.folded else self.text)
+
+    def scan(self, group: Group) -> dict[int, list[int]]:
+        """Where each branch of ``group`` matched (fast path only), scanned once."""
+        found = self._scans.get(id(group))
+        if found is None:
+            found = self._scans[id(group)] = {}
+            hay = self.low if group.folded else self.image
+            if self.short and group.literal not in hay:
+                return found
+            for match in group.pattern.finditer(hay):
+                found.setdefault(match.lastindex or 0, []).append(match.start())
+        return found
+
+    def hits(self, probe: Probe) -> Iterator[int]:
+        """The places (in characters) where ``probe``'s word starts."""
+        if self.fast:
+            if probe.via is not None:
+                yield from self.scan(probe.via.group).get(probe.via.index, ())
+                return
+            found = self._scans.get(id(probe))
+            if found is None:
+                back = probe.back
+                hay = self.low if probe.folded else self.image
+                places = (
+                    []
+                    if self.short and probe.word_bytes not in hay
+                    else [match.start() - back for match in probe.fast.finditer(hay)]
+                )
+                found = self._scans[id(probe)] = {0: places}
+            yield from found[0]
+            return
+        if not probe.folded:
+            matches = probe.exact.finditer(self.text)
+        elif self._shifted:
+            matches = probe.ignoring_case.finditer(self.text)
+        else:
+            assert self._lowered is not None
+            matches = probe.exact.finditer(self._lowered)
+        for match in matches:
+            yield match.start()
+
+    def matches(
+        self, patterns: tuple[re.Pattern[str], re.Pattern[str]], probe: Probe
+    ) -> Iterator[re.Match[str]]:
+        """What ``finditer`` of a keyword pattern (exact, ignoring case; see `_both`
+        in context.py) over the text lowercased would give: the pattern is tried where
+        its word stands, and not inside a match already given."""
+        exact, ignoring_case = patterns
+        if self.fast or self._shifted:
+            subject, pattern = self.text, ignoring_case
+        else:
+            assert self._lowered is not None
+            subject, pattern = self._lowered, exact
+        end = 0
+        for at in self.hits(probe):
+            if at < end:
+                continue
+            match = pattern.match(subject, at)
+            if match is not None:
+                end = match.end()
+                yield match
+
+    def folded_group(self, match: re.Match[str], name: str) -> str | None:
+        """A group of a match from `matches`, as the lowercased text has it (the text
+        itself when lowercasing shifted it, as the IGNORECASE search did before)."""
+        value = match[name]
+        if value is None or self._shifted:
+            return value
+        return value.lower()
