@@ -264,7 +264,8 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
         _read_header(split_lines(data), path)  # the same error, told with the whole file
         raise
     after = after_line(data, header_line)
-    read = scan_regions(iter([data[after:]]), after, header_line.number + 1)
+    rest = data[after:]
+    read = scan_regions(iter([(rest, len(rest))]), after, header_line.number + 1)
     return _assemble(header, header_line, read, path)
 
 
