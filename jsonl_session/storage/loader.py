@@ -239,11 +239,15 @@ def _record(header_line: RawLine, read: ReadLines, table: EntryTable | None) -> 
     """The record of ``table`` and ``read`` up to the last newline (a last line
     without one may still grow, so it is read again next time)."""
     last = read.newline_number
+    entries = read.entries
+    kept = len(entries)
+    while kept and entries[kept - 1].line >= last:  # in file order: only the end can be
+        kept -= 1
     return IndexRecord(
         header=header_line.raw,
         header_number=header_line.number,
         header_offset=header_line.offset,
-        table=table_record([e for e in read.entries if e.line < last], table),
+        table=table_record(entries[:kept] if kept < len(entries) else entries, table),
         bad=[b for b in read.bad if b.line < last],
         problems=[p for p in read.problems if p.line is not None and p.line < last],
         next_number=last,

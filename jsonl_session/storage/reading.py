@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import msgspec
 
@@ -29,6 +30,7 @@ from jsonl_session.storage.lines import LineSource, LineSpan, RawLine, line_span
 from jsonl_session.storage.portable import pread
 
 CHUNK_BYTES = 8 << 20
+_ID = attrgetter("id")
 INLINE_BYTES = 256  # lines up to this long stay in memory even when a file backs them
 
 
@@ -144,7 +146,7 @@ def _sort(out: ReadLines, line: RawLine, ordinal: int, check_utf8: bool) -> None
 
 def split_by_id(read: ReadLines) -> None:
     """Move entries without a string id to the bad lines, with a problem each."""
-    if all(entry.id for entry in read.entries):
+    if "" not in map(_ID, read.entries):
         return
     valid: list[StoredEntry] = []
     for entry in read.entries:
@@ -303,19 +305,26 @@ def _add_plain(
     append = entries.append
     find = data.find
     keep_all = source is None
-    pending = iter(envelopes)
     pos = 0
-    while pos < cut:
+    for env in envelopes:
         end = find(b"\n", pos, cut)
+        if end < 0:  # more envelopes than lines: a line held two
+            del entries[before:]
+            return None
         stop = end
         if data[pos] != _OPEN_BRACE or data[end - 1] == _CR:  # rare: as line_spans does
-            stop = end - 1 if end > pos and data[end - 1] == _CR else end
-            if stop <= pos or not data[pos:stop].strip():
+            while True:  # blank lines are skipped, a CR before the newline is no part
+                stop = end - 1 if end > pos and data[end - 1] == _CR else end
+                if stop > pos and data[pos:stop].strip():
+                    break
                 number += 1
                 pos = end + 1
-                continue
-        env = next(pending, None)
-        if env is None or env.type == "session":
+                end = find(b"\n", pos, cut)
+                if end < 0:
+                    del entries[before:]
+                    return None
+        kind = env.type
+        if kind == "session":
             del entries[before:]
             return None
         length = stop - pos
@@ -324,7 +333,7 @@ def _add_plain(
             StoredEntry(
                 number,
                 base + pos,
-                env.type,
+                kind,
                 env.id,
                 env.parent_id,
                 env.timestamp,
@@ -339,9 +348,10 @@ def _add_plain(
         )
         number += 1
         pos = end + 1
-    if next(pending, None) is not None:
+    if data[pos:cut].strip():  # more lines than envelopes
         del entries[before:]
         return None
+    number += data.count(b"\n", pos, cut)
     out.ordinals.extend(range(ordinal, ordinal + len(entries) - before))
     return number - start_at[1]
 
