@@ -11,9 +11,13 @@ are read back through a lines.LineSource. The header and versions are loader.py'
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import Any
 
 import msgspec
 
@@ -205,6 +209,42 @@ def _through_newline(fd: int, data: bytes, position: int) -> Region:
     if len(more) < CHUNK_BYTES:
         return joined, len(joined)  # the file ends in this region
     return joined, joined.rfind(b"\n") + 1
+
+
+def read_ahead(regions: Iterator[Region]) -> Iterator[Region]:
+    """``regions`` as they come, made by a thread of their own one region ahead.
+
+    Reading (pread) and summing (zlib's CRC) let go of the GIL, so with a second core
+    the next region is read while this one is decoded. One region waits at most:
+    a slow reader holds back nothing, and a slow decoder holds two regions more."""
+    waiting: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def make() -> None:
+        try:
+            for region in regions:
+                waiting.put((True, region))
+                if stop.is_set():
+                    return
+            waiting.put((False, None))
+        except BaseException as exc:  # told to the reader, and raised there
+            waiting.put((False, exc))
+
+    maker = threading.Thread(target=make, name="jsonl-session read-ahead", daemon=True)
+    maker.start()
+    try:
+        while True:
+            more, item = waiting.get()
+            if not more:
+                if item is not None:
+                    raise item
+                return
+            yield item
+    finally:
+        stop.set()
+        while maker.is_alive():  # a maker waiting to hand over a region: take it
+            with contextlib.suppress(queue.Empty):
+                waiting.get(timeout=0.01)
 
 
 def scan_regions(
