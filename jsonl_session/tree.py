@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Protocol
 
 from jsonl_session.errors import SessionTreeError
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.problems import Problem
+
+_ID = attrgetter("id")
 
 
 class EntryRun(Protocol):
@@ -114,7 +117,7 @@ class TreeIndex:
             e.id in table.missing or table.position(e.id) is not None for e in new
         ):
             self._build_all()  # the table's parent links would change
-        fresh = {entry.id: entry for entry in new}
+        fresh = dict(zip(map(_ID, new), new, strict=True))
         # keys() on both sides: isdisjoint then walks the smaller, not the whole index
         if len(fresh) != len(new) or not fresh.keys().isdisjoint(self._by_id.keys()):
             # An id used again (rare): one by one, for the problems. An id seen
@@ -209,26 +212,40 @@ class TreeIndex:
         if entry is None:
             raise SessionTreeError(f"no entry with id {leaf_id!r}", (leaf_id,))
         path: list[StoredEntry] = []
-        seen: set[str] = set()
-        while True:
-            if entry.id in seen:
-                start = next(i for i, e in enumerate(path) if e.id == entry.id)
-                loop = [e.id for e in path[start:]]
-                raise SessionTreeError(
-                    "parent cycle: " + " -> ".join([*loop, entry.id]), tuple(loop)
-                )
-            seen.add(entry.id)
-            path.append(entry)
-            if entry.parent_id is None:
+        append = path.append
+        get = self._by_id.get
+        # A walk longer than there are entries has gone round a cycle: only then is
+        # it walked again, keeping what it saw, to name the cycle.
+        for _ in range(len(self._by_id) + 2):
+            append(entry)
+            parent_id = entry.parent_id
+            if parent_id is None:
                 break
-            parent = self._by_id.get(entry.parent_id)
+            parent = get(parent_id)
             if parent is None:
                 if self._table is not None:
-                    path.extend(self._table_path(entry.parent_id))
+                    path.extend(self._table_path(parent_id))
                 break
             entry = parent
+        else:
+            raise self._cycle(path[0])
         path.reverse()
         return path
+
+    def _cycle(self, entry: StoredEntry) -> SessionTreeError:
+        """The cycle a walk up from ``entry`` goes round (it does: it outlasted the
+        entries), named from the first entry it reaches twice."""
+        path: list[StoredEntry] = []
+        seen: set[str] = set()
+        while entry.id not in seen:
+            seen.add(entry.id)
+            path.append(entry)
+            parent_id = entry.parent_id
+            assert parent_id is not None  # a walk that ends has no cycle
+            entry = self._by_id[parent_id]
+        start = next(i for i, e in enumerate(path) if e.id == entry.id)
+        loop = [e.id for e in path[start:]]
+        return SessionTreeError("parent cycle: " + " -> ".join([*loop, entry.id]), tuple(loop))
 
     def _table_path(self, entry_id: str) -> list[StoredEntry]:
         """The table's entry ``entry_id`` and its ancestors (the table's parents are

@@ -59,6 +59,28 @@ class BulkEnvelope(msgspec.Struct, rename="camel", gc=False):
 envelope_decoder = msgspec.json.Decoder(BulkEnvelope)
 
 
+class _PlainMessage(msgspec.Struct, gc=False):
+    role: str | None = None
+    timestamp: Any = None
+
+
+class PlainEnvelope(msgspec.Struct, rename="camel", gc=False):
+    """The envelope of a plain entry, typed as StoredEntry keeps it, so many lines
+    decode in one call straight into what an entry needs. A line with another shape
+    (an id that is not a string, no type...) fails the decode; the caller then reads
+    its lines one by one with `decode_envelope`, which tells what is wrong."""
+
+    type: str
+    id: str = ""
+    parent_id: str | None = None
+    timestamp: str = ""
+    custom_type: str | None = None
+    message: _PlainMessage | None = None
+
+
+plain_decoder = msgspec.json.Decoder(PlainEnvelope)
+
+
 @dataclass(slots=True)
 class Envelope:
     """What the tree and listings need from a line, without its body."""

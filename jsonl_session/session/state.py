@@ -10,6 +10,8 @@ methods are facade.py's.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,9 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.problems import Problem
 from jsonl_session.storage.loader import LoadedFile
 from jsonl_session.tree import TreeIndex
+
+_NOTED = frozenset(("label", "session_info"))  # the entries that set labels and the name
+_TYPE = attrgetter("type")
 
 
 class SessionState:
@@ -51,9 +56,8 @@ class SessionState:
 
     def add_entries(self, entries: Sequence[StoredEntry]) -> None:
         self.index.extend(entries)
-        for entry in entries:
-            if entry.type in ("label", "session_info"):
-                self._note(entry)
+        for entry in compress(entries, map(_NOTED.__contains__, map(_TYPE, entries))):
+            self._note(entry)
 
     def add_problem(self, problem: Problem) -> None:
         self.problems.append(problem)

@@ -135,11 +135,13 @@ class RunningCrc:
     def __init__(self, offset: int, crc: int) -> None:
         self._ends = {offset: crc}  # where the last two regions ended: the CRC there
 
-    def over(self, regions: Iterator[bytes]) -> Iterator[bytes]:
+    def over(self, regions: Iterator[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
+        """Pass on regions (bytes, and how many of them are the region) as they come."""
         offset, crc = max(self._ends.items())
         for region in regions:
-            crc = zlib.crc32(region, crc)
-            offset += len(region)
+            data, stop = region
+            crc = zlib.crc32(memoryview(data)[:stop], crc)
+            offset += stop
             self._ends = {**dict([max(self._ends.items())]), offset: crc}
             yield region
 

@@ -1,10 +1,11 @@
 """Loading a session file: bytes to a checked header, entries, and problems.
 
-Owns the read path end to end: open the file, check the header, have reading.py sort
-out the lines after it, migrate in memory. A large version-3 file is read in chunks
-and its bodies stay on disk; others are read whole. What one line is (an entry, a bad
-line, a torn tail) is reading.py's rule. Nothing here writes; a read never changes
-the file. Tree checks (duplicates, parents, cycles) are tree.py's.
+Owns the read path end to end: open the file, have header.py check the header and
+reading.py sort out the lines after it, migrate in memory. A large version-3 file is
+read in chunks (a thread reading ahead) and its bodies stay on disk; others are read
+whole. What one line is (an entry, a bad line, a torn tail) is reading.py's rule.
+Nothing here writes; a read never changes the file. Tree checks (duplicates, parents,
+cycles) are tree.py's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
@@ -21,11 +23,10 @@ import msgspec
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.format.jsonio import NotJson, decode_any, is_utf8
+from jsonl_session.format.jsonio import is_utf8
 from jsonl_session.format.migrate import MigrationState, migrate
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
-from jsonl_session.format.walk import as_text
 from jsonl_session.storage.cache import (
     RECORD_ENCODING_ERRORS,
     CacheOption,
@@ -35,9 +36,9 @@ from jsonl_session.storage.cache import (
     stamp,
 )
 from jsonl_session.storage.foreign import reader_modules
+from jsonl_session.storage.header import effective_version, read_header
 from jsonl_session.storage.lines import (
     BOM,
-    BOM_PROBLEM,
     LineSource,
     RawLine,
     after_line,
@@ -49,7 +50,9 @@ from jsonl_session.storage.reading import (
     CHUNK_BYTES,
     BadLine,
     ReadLines,
+    Region,
     file_regions,
+    read_ahead,
     read_appended,
     scan_regions,
     split_by_id,
@@ -196,10 +199,10 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
     if found is not None:
         mark, record = found
         header_line = RawLine(record.header_number, record.header_offset, record.header, True)
-        header, _ = _read_header([header_line], path)
+        header, _ = read_header([header_line], path)
         table = EntryTable(record.table, source)
         crc = RunningCrc(mark.covered, mark.crc)
-        regions = crc.over(file_regions(fd, mark.covered))
+        regions = _regions(crc.over(file_regions(fd, mark.covered)), before.st_size - mark.covered)
         read = scan_regions(regions, mark.covered, record.next_number, source=source)
         read.bad[:0] = record.bad
         read.problems[:0] = record.problems
@@ -209,7 +212,7 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         if line is None or not line.terminated:
             return None
         try:
-            header, header_line = _read_header([line], path)
+            header, header_line = read_header([line], path)
         except SessionFormatError:
             return None  # read whole, for the full story of what is wrong
         version = header.get("version")
@@ -220,6 +223,7 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         regions = file_regions(fd, after)
         if records is not None:  # the CRC is for the record: no cache, no CRC
             regions = crc.over(regions)
+        regions = _regions(regions, before.st_size - after)
         read = scan_regions(regions, after, header_line.number + 1, source=source)
     loaded = _assemble(header, header_line, read, path, table)
     grown = read.newline_through - (found[0].covered if found is not None else 0)
@@ -235,15 +239,24 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
     return loaded
 
 
+def _regions(regions: Iterator[Region], size: int) -> Iterator[Region]:
+    """Regions read ahead by a thread when there are more than one (see read_ahead)."""
+    return read_ahead(regions) if size > CHUNK_BYTES else regions
+
+
 def _record(header_line: RawLine, read: ReadLines, table: EntryTable | None) -> IndexRecord:
     """The record of ``table`` and ``read`` up to the last newline (a last line
     without one may still grow, so it is read again next time)."""
     last = read.newline_number
+    entries = read.entries
+    kept = len(entries)
+    while kept and entries[kept - 1].line >= last:  # in file order: only the end can be
+        kept -= 1
     return IndexRecord(
         header=header_line.raw,
         header_number=header_line.number,
         header_offset=header_line.offset,
-        table=table_record([e for e in read.entries if e.line < last], table),
+        table=table_record(entries[:kept] if kept < len(entries) else entries, table),
         bad=[b for b in read.bad if b.line < last],
         problems=[p for p in read.problems if p.line is not None and p.line < last],
         next_number=last,
@@ -255,16 +268,17 @@ def parse_session_bytes(data: bytes, path: Path | None = None) -> LoadedFile:
     if header_line is None:
         raise SessionFormatError(path, 1, "file is empty; a session file starts with a header line")
     try:
-        header, _ = _read_header([header_line], path)
+        header, _ = read_header([header_line], path)
     except SessionFormatError:
         if not header_line.raw.startswith(BOM):
             foreign = read_foreign(data, path)
             if foreign is not None:
                 return foreign
-        _read_header(split_lines(data), path)  # the same error, told with the whole file
+        read_header(split_lines(data), path)  # the same error, told with the whole file
         raise
     after = after_line(data, header_line)
-    read = scan_regions(iter([data[after:]]), after, header_line.number + 1)
+    rest = data[after:]
+    read = scan_regions(iter([(rest, len(rest))]), after, header_line.number + 1)
     return _assemble(header, header_line, read, path)
 
 
@@ -281,7 +295,7 @@ def _assemble(
         problems.append(Problem("invalid-utf8", message, header_line.number))
     problems.extend(read.problems)
     entries = read.entries
-    version, header_damaged = _effective_version(
+    version, header_damaged = effective_version(
         header.get("version"), entries, header_line, problems
     )
     applied: list[str] = []
@@ -322,109 +336,3 @@ def read_foreign(data: bytes, path: Path | None) -> LoadedFile | None:
         if loaded is not None:
             return loaded
     return None
-
-
-def _read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:
-    first = lines[0]
-    if first.raw.startswith(BOM):
-        raise SessionFormatError(path, first.number, BOM_PROBLEM)
-    try:
-        header = decode_any(first.raw)
-    except NotJson:
-        raise SessionFormatError(
-            path,
-            first.number,
-            'the header line is not valid JSON; a session file starts with {"type":"session",...}',
-        ) from None
-    if not isinstance(header, dict) or header.get("type") != "session":
-        later = _find_later_header(lines)
-        found = _describe(header)
-        if later is not None:
-            raise SessionFormatError(
-                path,
-                first.number,
-                f"line 1 is {found}; the session header is on line {later}, "
-                "but it must be the first line",
-            )
-        raise SessionFormatError(path, first.number, f"no session header: line 1 is {found}")
-    if not isinstance(header.get("id"), str):
-        raise SessionFormatError(path, first.number, "the session header has no string 'id'")
-    version = header.get("version")
-    if isinstance(version, float) and version.is_integer():
-        header["version"] = version = int(version)  # JSON.parse reads 3.0 as 3
-    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
-        raise SessionFormatError(
-            path,
-            first.number,
-            f"the header's version must be an integer, not {as_text(version, 40)}",
-        )
-    for key in ("cwd", "timestamp", "parentSession", "branchedFrom"):
-        if key in header and not isinstance(header[key], str):
-            raise SessionFormatError(
-                path,
-                first.number,
-                f"the header's {key!r} must be a string, not {_describe(header[key])}",
-            )
-    return header, first
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, dict):
-        kind = value.get("type")
-        return f"an entry of type {kind!r}" if isinstance(kind, str) else "an object with no type"
-    if value is None:
-        return "null"
-    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array"}
-    return f"a JSON {names.get(type(value), type(value).__name__)} ({value!r:.40})"
-
-
-def _find_later_header(lines: list[RawLine]) -> int | None:
-    for line in lines[1:]:
-        if b'"session"' not in line.raw:
-            continue
-        try:
-            value = decode_any(line.raw)
-        except NotJson:
-            continue
-        if isinstance(value, dict) and value.get("type") == "session":
-            return line.number
-    return None
-
-
-def _effective_version(
-    version_field: Any, entries: list[StoredEntry], header_line: RawLine, problems: list[Problem]
-) -> tuple[int, bool]:
-    """The version to migrate from, and whether the header is damaged.
-
-    A header without ``version`` means version 1, unless the entries already carry
-    ids and parents: then the header lost its version and the tree is kept.
-    """
-    if isinstance(version_field, int):
-        if version_field > CURRENT_VERSION:
-            problems.append(
-                Problem(
-                    "newer-version",
-                    f"format version {version_field} is newer than {CURRENT_VERSION}; "
-                    "read best-effort, writing refused",
-                    header_line.number,
-                )
-            )
-        return version_field, False
-    has_tree = any(e.id and e.parent_id is not None for e in entries) or any(
-        e.id and _has_parent_key(e) for e in entries[:1]
-    )
-    if has_tree:
-        problems.append(
-            Problem(
-                "header-without-version",
-                "the header has no version but the entries carry ids and parents; "
-                "read as version 2, tree kept",
-                header_line.number,
-            )
-        )
-        return 2, True
-    return 1, False
-
-
-def _has_parent_key(entry: StoredEntry) -> bool:
-    return b'"parentId"' in entry.raw

@@ -11,24 +11,30 @@ are read back through a lines.LineSource. The header and versions are loader.py'
 
 from __future__ import annotations
 
-import os
+import contextlib
+import queue
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
 
 import msgspec
 
 from jsonl_session.format.entry import (
-    BulkEnvelope,
     NotAnObject,
+    PlainEnvelope,
     StoredEntry,
     decode_envelope,
-    envelope_decoder,
+    plain_decoder,
 )
 from jsonl_session.format.jsonio import NotJson, is_utf8
 from jsonl_session.format.problems import Problem
 from jsonl_session.storage.lines import LineSource, LineSpan, RawLine, line_spans
+from jsonl_session.storage.portable import pread
 
 CHUNK_BYTES = 8 << 20
+_ID = attrgetter("id")
 INLINE_BYTES = 256  # lines up to this long stay in memory even when a file backs them
 
 
@@ -144,7 +150,7 @@ def _sort(out: ReadLines, line: RawLine, ordinal: int, check_utf8: bool) -> None
 
 def split_by_id(read: ReadLines) -> None:
     """Move entries without a string id to the bad lines, with a problem each."""
-    if all(entry.id for entry in read.entries):
+    if "" not in map(_ID, read.entries):
         return
     valid: list[StoredEntry] = []
     for entry in read.entries:
@@ -160,32 +166,89 @@ def split_by_id(read: ReadLines) -> None:
 def read_appended(data: bytes, base_offset: int, first_number: int) -> ReadLines:
     """Complete lines another writer appended to a version-3 file, sorted out the
     same way as a whole file (entries without an id become bad lines)."""
-    read = scan_regions(iter([data]), base_offset, first_number)
+    read = scan_regions(iter([(data, len(data))]), base_offset, first_number)
     split_by_id(read)
     return read
 
 
-def file_regions(fd: int, start: int) -> Iterator[bytes]:
-    """The file from ``start`` on, in pieces that end at a newline (the last piece
-    may not), so no line is split between two pieces."""
-    os.lseek(fd, start, os.SEEK_SET)
-    pending: list[bytes] = []
+Region = tuple[bytes, int]
+"""Bytes and how many of them are the region: ``data[:stop]``. What follows ``stop``
+is a line the next region starts with (left there, so no region is copied)."""
+
+
+def file_regions(fd: int, start: int) -> Iterator[Region]:
+    """The file from ``start`` on, in regions that end at a newline (the last one may
+    not), so no line is split between two regions. Each region is one read: the part
+    of a line after its last newline is read again as the next region's start."""
+    position = start
     while True:
-        chunk = os.read(fd, CHUNK_BYTES)
-        if not chunk:
+        data = pread(fd, CHUNK_BYTES, position)
+        if len(data) < CHUNK_BYTES:  # the rest of the file
+            if data:
+                yield data, len(data)
+            return
+        stop = data.rfind(b"\n") + 1
+        if stop == 0:  # a line longer than a chunk
+            data, stop = _through_newline(fd, data, position)
+        yield data, stop
+        position += stop
+
+
+def _through_newline(fd: int, data: bytes, position: int) -> Region:
+    """``data`` read at ``position`` (no newline in it) and what follows it, up to and
+    including the next newline or the end of the file."""
+    parts = [data]
+    at = position + len(data)
+    while True:
+        more = pread(fd, CHUNK_BYTES, at)
+        parts.append(more)
+        at += len(more)
+        if b"\n" in more or len(more) < CHUNK_BYTES:
             break
-        cut = chunk.rfind(b"\n") + 1
-        if cut == 0:
-            pending.append(chunk)  # a line longer than a chunk
-            continue
-        yield b"".join([*pending, chunk[:cut]]) if pending else chunk[:cut]
-        pending = [chunk[cut:]] if cut < len(chunk) else []
-    if pending:
-        yield b"".join(pending)
+    joined = b"".join(parts)
+    if len(more) < CHUNK_BYTES:
+        return joined, len(joined)  # the file ends in this region
+    return joined, joined.rfind(b"\n") + 1
+
+
+def read_ahead(regions: Iterator[Region]) -> Iterator[Region]:
+    """``regions`` as they come, made by a thread of their own one region ahead.
+
+    Reading (pread) and summing (zlib's CRC) let go of the GIL, so with a second core
+    the next region is read while this one is decoded. One region waits at most:
+    a slow reader holds back nothing, and a slow decoder holds two regions more."""
+    waiting: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def make() -> None:
+        try:
+            for region in regions:
+                waiting.put((True, region))
+                if stop.is_set():
+                    return
+            waiting.put((False, None))
+        except BaseException as exc:  # told to the reader, and raised there
+            waiting.put((False, exc))
+
+    maker = threading.Thread(target=make, name="jsonl-session read-ahead", daemon=True)
+    maker.start()
+    try:
+        while True:
+            more, item = waiting.get()
+            if not more:
+                if item is not None:
+                    raise item
+                return
+            yield item
+    finally:
+        stop.set()
+        while maker.is_alive():  # a maker waiting to hand over a region: take it
+            with contextlib.suppress(queue.Empty):
+                waiting.get(timeout=0.01)
 
 
 def scan_regions(
-    regions: Iterator[bytes],
+    regions: Iterator[Region],
     base_offset: int,
     first_number: int,
     *,
@@ -203,109 +266,134 @@ def scan_regions(
     )
     offset = base_offset
     ordinal = first_ordinal
-    for region in regions:
-        ordinal = _scan_region(out, region, offset, ordinal, source)
-        offset += len(region)
+    for data, stop in regions:
+        ordinal = _scan_region(out, data, stop, offset, ordinal, source)
+        offset += stop
     out.size = offset
     return out
 
 
 def _scan_region(
-    out: ReadLines, region: bytes, base: int, ordinal: int, source: LineSource | None
+    out: ReadLines, data: bytes, stop: int, base: int, ordinal: int, source: LineSource | None
 ) -> int:
-    cut = region.rfind(b"\n") + 1
-    spans = list(line_spans(region, 0, cut))
+    cut = data.rfind(b"\n", 0, stop) + 1
     number = out.next_number
-    envelopes = _bulk_envelopes(region, cut, len(spans))
-    if envelopes is None or not _add_plain(
-        out, region, (base, number, ordinal), spans, envelopes, source
-    ):
-        whole = [RawLine(number + n, base + s, region[s:e], True) for n, s, e, _ in spans]
-        check_utf8 = not is_utf8(region[:cut])
-        for offset, line in enumerate(whole, start=ordinal):
-            _sort(out, line, offset, check_utf8)
+    before = len(out.entries)
+    lines = _add_plain(out, data, cut, (base, number, ordinal), source) if cut else None
+    if lines is None:
+        spans = list(line_spans(data, 0, cut))
+        check_utf8 = not is_utf8(memoryview(data)[:cut])
+        for index, start, end, _ in spans:
+            line = RawLine(number + index, base + start, data[start:end], True)
+            _sort(out, line, ordinal, check_utf8)
             _leave_to_source(out, source)
-    ordinal += len(spans)
-    out.next_number = out.newline_number = number + _lines_through(region, cut, spans)
+            ordinal += 1
+        lines = _lines_through(data, cut, spans)
+    else:
+        ordinal += len(out.entries) - before
+    out.next_number = out.newline_number = number + lines
     out.complete_through = out.newline_through = base + cut
-    tail = region[cut:]
+    tail = data[cut:stop]
     if tail.strip():
         line = RawLine(out.next_number, base + cut, tail.removesuffix(b"\r"), False)
         _sort(out, line, ordinal, True)
         if out.torn is None:  # a whole entry that lacks only its newline
             out.next_number += 1
-            out.complete_through = base + len(region)
+            out.complete_through = base + stop
         ordinal += 1
     return ordinal
 
 
-def _lines_through(region: bytes, cut: int, spans: list[LineSpan]) -> int:
-    """How many lines ``region[:cut]`` holds (it ends at a newline): the spans number
+def _lines_through(data: bytes, cut: int, spans: list[LineSpan]) -> int:
+    """How many lines ``data[:cut]`` holds (it ends at a newline): the spans number
     every line, blank ones too, so only the blank lines after the last are counted."""
     if not spans:
-        return region.count(b"\n", 0, cut)
+        return data.count(b"\n", 0, cut)
     last_index, _, last_end, _ = spans[-1]
-    newline = region.find(b"\n", last_end, cut)
-    return last_index + 1 + region.count(b"\n", newline + 1, cut)
+    newline = data.find(b"\n", last_end, cut)
+    return last_index + 1 + data.count(b"\n", newline + 1, cut)
 
 
-def _bulk_envelopes(region: bytes, cut: int, expected: int) -> list[BulkEnvelope] | None:
-    """Envelopes of every line in one call, or None when a line needs the slow path
-    (not JSON, not UTF-8, another shape): then every line is read on its own."""
-    if not expected:
-        return None
-    whole = region if cut == len(region) else region[:cut]
-    if not whole.isascii() and not is_utf8(whole):
-        return None
-    try:
-        envelopes: list[BulkEnvelope] = envelope_decoder.decode_lines(whole)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    return envelopes if len(envelopes) == expected else None
+_OPEN_BRACE = ord("{")
+_CR = ord("\r")
 
 
 def _add_plain(
     out: ReadLines,
-    region: bytes,
+    data: bytes,
+    cut: int,
     start_at: tuple[int, int, int],
-    spans: list[LineSpan],
-    envelopes: list[BulkEnvelope],
     source: LineSource | None,
-) -> bool:
-    """Entries for lines whose envelopes decoded in bulk; False (adding nothing) when
-    one is not a plain entry, so the region goes the slow way."""
-    if any(e.type.__class__ is not str or e.type == "session" for e in envelopes):
-        return False
+) -> int | None:
+    """Entries for the lines of ``data[:cut]`` (it ends at a newline) when every
+    non-blank one is a plain entry, with their envelopes decoded in one call: how
+    many lines there were (blank ones counted). None, adding nothing, when a line
+    needs the slow path (not JSON, not UTF-8, another shape, a second header).
+
+    One loop finds each line and builds its entry, the way `line_spans` finds lines
+    (blank ones skipped, a CR before the newline not part of the line)."""
+    whole = memoryview(data)[:cut]
+    if not is_utf8(whole):
+        return None
+    try:
+        envelopes: list[PlainEnvelope] = plain_decoder.decode_lines(whole)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None  # msgspec.ValidationError is a DecodeError
     base, number, ordinal = start_at
     entries = out.entries
+    before = len(entries)
+    append = entries.append
+    find = data.find
     keep_all = source is None
-    for (index, start, stop, _), env in zip(spans, envelopes, strict=True):
-        length = stop - start
-        ident = env.id
-        parent = env.parent_id
-        stamp = env.timestamp
+    pos = 0
+    for env in envelopes:
+        end = find(b"\n", pos, cut)
+        if end < 0:  # more envelopes than lines: a line held two
+            del entries[before:]
+            return None
+        stop = end
+        if data[pos] != _OPEN_BRACE or data[end - 1] == _CR:  # rare: as line_spans does
+            while True:  # blank lines are skipped, a CR before the newline is no part
+                stop = end - 1 if end > pos and data[end - 1] == _CR else end
+                if stop > pos and data[pos:stop].strip():
+                    break
+                number += 1
+                pos = end + 1
+                end = find(b"\n", pos, cut)
+                if end < 0:
+                    del entries[before:]
+                    return None
+        kind = env.type
+        if kind == "session":
+            del entries[before:]
+            return None
+        length = stop - pos
         message = env.message
-        role = None if message is None else message.role
-        custom = env.custom_type
-        entries.append(
+        append(
             StoredEntry(
-                number + index,
-                base + start,
-                env.type,
-                ident if ident.__class__ is str else "",
-                parent if parent.__class__ is str else None,
-                stamp if stamp.__class__ is str else "",
-                role if role.__class__ is str else None,
-                custom if custom.__class__ is str else None,
+                number,
+                base + pos,
+                kind,
+                env.id,
+                env.parent_id,
+                env.timestamp,
+                None if message is None else message.role,
+                env.custom_type,
                 None if message is None else message.timestamp,
                 False,
                 length,
-                region[start:stop] if keep_all or length <= INLINE_BYTES else None,
+                data[pos:stop] if keep_all or length <= INLINE_BYTES else None,
                 source,
             )
         )
-    out.ordinals.extend(range(ordinal, ordinal + len(spans)))
-    return True
+        number += 1
+        pos = end + 1
+    if data[pos:cut].strip():  # more lines than envelopes
+        del entries[before:]
+        return None
+    number += data.count(b"\n", pos, cut)
+    out.ordinals.extend(range(ordinal, ordinal + len(entries) - before))
+    return number - start_at[1]
 
 
 def _leave_to_source(out: ReadLines, source: LineSource | None) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
+from itertools import compress, repeat
+from operator import attrgetter, lt
 
 import msgspec
 
@@ -26,7 +28,9 @@ NO_PARENT = -1
 MISSING_PARENT = -2
 _SEPARATOR = b"\xff"  # never part of UTF-8 text, so it cannot occur inside an id
 _DICT_AFTER = 64  # id lookups by search before a dict of every id is built
-_NOTED_TYPES = ("label", "session_info")
+_NOTED_TYPES = frozenset(("label", "session_info"))
+_ID, _PARENT_ID = attrgetter("id"), attrgetter("parent_id")
+_TYPE, _ROLE = attrgetter("type"), attrgetter("role")
 
 
 class TableRecord(msgspec.Struct, array_like=True):
@@ -183,26 +187,27 @@ def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None)
         noted=[*record.noted, *_noted(entries)],
         has_assistant=record.has_assistant or _any_assistant(entries),
         clean=True,
-        ids=record.ids + _id_bytes(entries, lead=False),
+        ids=record.ids + _id_bytes([entry.id for entry in entries], lead=False),
         parents=record.parents + _positions_bytes(parents),
         missing=[*record.missing, *missing],
     )
 
 
 def _fresh(entries: list[StoredEntry]) -> TableRecord:
-    positions = {entry.id: index for index, entry in enumerate(entries)}
+    # Whole columns at a time (map, zip, dict over them): no Python loop per entry.
+    ids = list(map(_ID, entries))
+    positions: dict[str | None, int] = dict(zip(ids, range(len(ids)), strict=True))
     clean = len(positions) == len(entries)
     parents = array("i")
     missing: list[str] = []
     if clean:
-        get = positions.get
-        parents.extend(
-            NO_PARENT if (parent := e.parent_id) is None else get(parent, MISSING_PARENT)
-            for e in entries
-        )
-        clean = all(code < own for own, code in enumerate(parents))
-        pairs = zip(entries, parents, strict=True)
-        missing = [str(e.parent_id) for e, code in pairs if code == MISSING_PARENT]
+        positions[None] = NO_PARENT  # ids are strings: None is no one's
+        parent_ids = list(map(_PARENT_ID, entries))
+        parents.extend(map(positions.get, parent_ids, repeat(MISSING_PARENT)))
+        clean = all(map(lt, parents, range(len(parents))))
+        if clean and MISSING_PARENT in parents:
+            pairs = zip(parent_ids, parents, strict=True)
+            missing = [str(parent) for parent, code in pairs if code == MISSING_PARENT]
     return TableRecord(
         count=len(entries),
         block=BLOCK,
@@ -210,7 +215,7 @@ def _fresh(entries: list[StoredEntry]) -> TableRecord:
         noted=_noted(entries),
         has_assistant=_any_assistant(entries),
         clean=clean,
-        ids=_id_bytes(entries, lead=True) if clean else b"",
+        ids=_id_bytes(ids, lead=True) if clean else b"",
         parents=_positions_bytes(parents) if clean else b"",
         missing=missing if clean else [],
     )
@@ -229,17 +234,16 @@ def _blocks(entries: Sequence[StoredEntry]) -> list[bytes]:
     return [_encoder.encode(entries[i : i + BLOCK]) for i in range(0, len(entries), BLOCK)]
 
 
-def _noted(entries: Iterable[StoredEntry]) -> list[StoredEntry]:
-    return [entry for entry in entries if entry.type in _NOTED_TYPES]
+def _noted(entries: Sequence[StoredEntry]) -> list[StoredEntry]:
+    return list(compress(entries, map(_NOTED_TYPES.__contains__, map(_TYPE, entries))))
 
 
 def _any_assistant(entries: Iterable[StoredEntry]) -> bool:
-    return any(entry.role == "assistant" for entry in entries)
+    return "assistant" in map(_ROLE, entries)
 
 
-def _id_bytes(entries: Sequence[StoredEntry], *, lead: bool) -> bytes:
+def _id_bytes(ids: list[str], *, lead: bool) -> bytes:
     """The ids, each followed by SEPARATOR (and one before the first with ``lead``)."""
-    ids = [entry.id for entry in entries]
     joined = "\n".join(ids)
     if joined.count("\n") == len(ids) - 1:  # no id holds a newline: join, then swap
         text = _utf8(joined).replace(b"\n", _SEPARATOR)
