@@ -282,7 +282,7 @@ class TestReviewFindings:
 
     def test_a_large_input_is_summarized_quickly_and_close_to_the_budget(self) -> None:
         messages: list[dict[str, Any]] = [user("Investigate.")]
-        for n in range(3000):
+        for n in range(1000):
             messages.append(user(f"We must keep step {n} as it is."))
             messages.append(assistant("Running.", (f"c{n}", "bash", {"command": f"run {n}"})))
             messages.append(result(f"c{n}", "bash", "ok"))

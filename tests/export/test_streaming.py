@@ -28,7 +28,8 @@ ENTRY_TEXT = 3_000  # characters of each message of the long session
 @pytest.fixture(scope="module")
 def long_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """300 turns of about 3 KB each (a tool call and its output among them), with
-    a secret in one message."""
+    a secret in one message. The output read is text: code would be highlighted,
+    which costs seconds a page (up to markup.py's budget) and is not what is tested."""
     folder = tmp_path_factory.mktemp("long")
     session = Session.create(cwd="/w", session_dir=folder, fsync="never")
     for n in range(300):
@@ -36,7 +37,7 @@ def long_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if n == 150:
             text += " token ghp_" + "a1B2c3D4e5" * 4
         session.append_message({"role": "user", "content": text, "timestamp": n})
-        call = {"type": "toolCall", "id": f"c{n}", "name": "read", "arguments": {"path": "a.py"}}
+        call = {"type": "toolCall", "id": f"c{n}", "name": "read", "arguments": {"path": "notes.txt"}}
         session.append_message(
             {
                 "role": "assistant",
