@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import zlib
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -317,8 +317,8 @@ def _described(
             for run, (infos, rows) in zip(
                 runs_of(to_read), in_order(_describe_run, runs, count), strict=True
             ):
-                for at, info in zip(run, infos, strict=True):
-                    described[at] = info
+                for at, fields in zip(run, infos, strict=True):
+                    described[at] = SessionInfo(files[at], *fields)
                 if index is not None:
                     index.put_rows(rows)
                 done += len(run)
@@ -332,12 +332,23 @@ def _described(
 
 def _describe_run(
     run: tuple[Path | None, list[Path]],
-) -> tuple[list[SessionInfo], dict[str, IndexedRecord]]:
-    """In a worker: the files of a run described, and the rows to keep for them."""
+) -> tuple[list[tuple[Any, ...]], dict[str, IndexedRecord]]:
+    """In a worker: the files of a run described (each SessionInfo's fields but its
+    path, which the caller has: a Path and a dataclass cost more to pickle than the
+    rest), and the rows to keep for them."""
     root, paths = run
     index = FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=False) if root else None
-    infos = [_read_and_describe(path, index_key(path), index) for path in paths]
+    infos = [astuple_after_path(_read_and_describe(path, index_key(path), index)) for path in paths]
     return infos, index.take_pending() if index is not None else {}
+
+
+def astuple_after_path(info: SessionInfo) -> tuple[Any, ...]:
+    """``info``'s fields after ``path``, in order (not dataclasses.astuple: it copies
+    each field deeply)."""
+    return tuple(getattr(info, name) for name in _FIELDS_AFTER_PATH)
+
+
+_FIELDS_AFTER_PATH = [f.name for f in fields(SessionInfo)][1:]
 
 
 def latest_session(
