@@ -37,7 +37,12 @@ def long_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if n == 150:
             text += " token ghp_" + "a1B2c3D4e5" * 4
         session.append_message({"role": "user", "content": text, "timestamp": n})
-        call = {"type": "toolCall", "id": f"c{n}", "name": "read", "arguments": {"path": "notes.txt"}}
+        call = {
+            "type": "toolCall",
+            "id": f"c{n}",
+            "name": "read",
+            "arguments": {"path": "notes.txt"},
+        }
         session.append_message(
             {
                 "role": "assistant",
