@@ -313,9 +313,10 @@ def _described(
                     progress(done, len(files))
         else:
             root = cache_root(cache)
-            runs = [(root, [files[at] for at in run]) for run in runs_of(to_read)]
+            positions = runs_of(to_read)
+            runs = [(root, [files[at] for at in run]) for run in positions]
             for run, (infos, rows) in zip(
-                runs_of(to_read), in_order(_describe_run, runs, count), strict=True
+                positions, in_order(_describe_run, runs, count), strict=True
             ):
                 for at, fields in zip(run, infos, strict=True):
                     described[at] = SessionInfo(files[at], *fields)
@@ -338,11 +339,11 @@ def _describe_run(
     rest), and the rows to keep for them."""
     root, paths = run
     index = FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=False) if root else None
-    infos = [astuple_after_path(_read_and_describe(path, index_key(path), index)) for path in paths]
+    infos = [_fields_after_path(_read_and_describe(path, index_key(path), index)) for path in paths]
     return infos, index.take_pending() if index is not None else {}
 
 
-def astuple_after_path(info: SessionInfo) -> tuple[Any, ...]:
+def _fields_after_path(info: SessionInfo) -> tuple[Any, ...]:
     """``info``'s fields after ``path``, in order (not dataclasses.astuple: it copies
     each field deeply)."""
     return tuple(getattr(info, name) for name in _FIELDS_AFTER_PATH)

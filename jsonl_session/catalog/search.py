@@ -113,14 +113,10 @@ def _search(
     query: str, files: Iterable[Path], tools: bool, cache: CacheOption, workers: int | None
 ) -> Iterator[SearchHit]:
     root = cache_root(cache)
-    kinds = ("search", "search-tools") if tools else ("search",)
-    indexes = [FactsIndex(root, kind, _RECORD_VERSION) for kind in kinds] if root else None
+    indexes = _indexes(root, tools, many=True)
     paths = files if isinstance(files, list) else list(files)
     try:
-        # Files without a row trusted on their stat alone are to be read (a guess for
-        # those changed since their row: deciding costs no stat).
-        to_read = [p for p in paths if not all(i.may_know(index_key(p)) for i in indexes or ())]
-        count = worker_count(workers, len(to_read) if indexes else len(paths))
+        count = 1 if workers == 1 else worker_count(workers, _to_read(paths, indexes))
         if count == 1:
             for path in paths:
                 yield from _file_hits(query, path, tools, indexes)
@@ -135,15 +131,28 @@ def _search(
             index.save()  # one transaction per kind for the whole search
 
 
+def _indexes(root: Path | None, tools: bool, *, many: bool) -> list[FactsIndex] | None:
+    """The indexes a search keeps texts in: messages and names; with tools, tool output."""
+    if root is None:
+        return None
+    kinds = ("search", "search-tools") if tools else ("search",)
+    return [FactsIndex(root, kind, _RECORD_VERSION, many=many) for kind in kinds]
+
+
+def _to_read(paths: list[Path], indexes: list[FactsIndex] | None) -> int:
+    """How many files have no row a stat may answer for (a guess for those changed
+    since their row: deciding costs no stat)."""
+    if indexes is None:
+        return len(paths)
+    return sum(not all(index.may_know(index_key(path)) for index in indexes) for path in paths)
+
+
 def _search_run(
     run: tuple[str, bool, Path | None, list[Path]],
 ) -> tuple[list[SearchHit], list[dict[str, IndexedRecord]]]:
     """In a worker: the hits in the files of a run, and the rows to keep for them."""
     query, tools, root, paths = run
-    kinds = ("search", "search-tools") if tools else ("search",)
-    indexes = (
-        [FactsIndex(root, kind, _RECORD_VERSION, many=False) for kind in kinds] if root else None
-    )
+    indexes = _indexes(root, tools, many=False)
     hits = [hit for path in paths for hit in _file_hits(query, path, tools, indexes)]
     return hits, [index.take_pending() for index in indexes or ()]
 

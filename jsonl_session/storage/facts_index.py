@@ -75,7 +75,8 @@ def _seen_as(info: os.stat_result) -> str:
 def _unchanged_column(mark: Stamp, taken_ns: int) -> str | None:
     """What `_seen_as` gives for the file a row describes, when the row covers the
     whole file and the file had been quiet before the stamp; else NULL (the row is
-    then checked against the file's bytes)."""
+    then checked against the file's bytes). A Stamp holds the stat's fields by the
+    same names (cache.stamp)."""
     if mark.covered != mark.size or max(mark.mtime_ns, mark.ctime_ns) > taken_ns - QUIET_NS:
         return None
     return f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
@@ -103,15 +104,13 @@ class FactsIndex:
         (no need to open it); else None. The warm path of a listing: one lookup and
         one comparison for each file."""
         if self._many:
-            known = self._load_unchanged() if self._unchanged is None else self._unchanged
-            kept = known.get(file)
+            kept = self._known().get(file)
         else:
             found = self._query(
-                "SELECT file, unchanged, record FROM records WHERE file = ?"
-                " AND unchanged IS NOT NULL",
+                "SELECT unchanged, record FROM records WHERE file = ? AND unchanged IS NOT NULL",
                 file,
             )
-            kept = (found[0][1], found[0][2]) if found else None
+            kept = found[0] if found else None
         if kept is None or kept[0] != _seen_as(info) or not isinstance(kept[1], bytes):
             return None
         return kept[1]
@@ -119,10 +118,7 @@ class FactsIndex:
     def may_know(self, file: str) -> bool:
         """Whether ``file`` has a row that `unchanged` may answer with (its file's
         stat decides), without a stat: for judging how much is left to read."""
-        if not self._many:
-            return True
-        known = self._load_unchanged() if self._unchanged is None else self._unchanged
-        return file in known
+        return not self._many or file in self._known()
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one."""
@@ -137,11 +133,14 @@ class FactsIndex:
         except (msgspec.MsgspecError, TypeError):
             return None
 
-    def _load_unchanged(self) -> dict[str, tuple[str, bytes]]:
-        found = self._query(
-            "SELECT file, unchanged, record FROM records WHERE unchanged IS NOT NULL"
-        )
-        self._unchanged = {row[0]: (row[1], row[2]) for row in found}
+    def _known(self) -> dict[str, tuple[str, bytes]]:
+        """The rows a stat may answer for, read at the first call: file -> (the
+        `unchanged` column, the record)."""
+        if self._unchanged is None:
+            found = self._query(
+                "SELECT file, unchanged, record FROM records WHERE unchanged IS NOT NULL"
+            )
+            self._unchanged = {row[0]: (row[1], row[2]) for row in found}
         return self._unchanged
 
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
