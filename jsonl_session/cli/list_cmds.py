@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -99,9 +99,9 @@ def list_(
         return
     lines: list[str | tuple[str, str]] = []
     width = out().width if is_terminal() else 0
-    local_minutes: dict[int, str] = {}
+    local_minute = _LocalMinutes()
     for info in infos:
-        when = _local_minute(info.modified, local_minutes)
+        when = local_minute(info.modified)
         count = f"{info.message_count} msg" + ("" if info.message_count == 1 else "s")
         line = f"{when}  {count:>8}  {info.agent:<6}  "
         room = max(width - len(line), MIN_TITLE_CELLS) if width else TITLE_CELLS
@@ -114,24 +114,54 @@ def list_(
     _print_lines(lines)
 
 
-def _local_minute(moment: datetime, known: dict[int, str]) -> str:
-    """``moment`` as the local date and minute, worked out once for all the sessions
-    changed in the same minute (``known``: by minutes since the epoch) unless the
-    zone's offset changed within it (an offset of seconds, as some before 1973)."""
-    minute = int(moment.timestamp() // 60)
-    when = known.get(minute)
-    if when is None:
-        when = moment.astimezone().strftime("%Y-%m-%d %H:%M")
-        try:
-            first, last = (
-                datetime.fromtimestamp(minute * 60 + second, tz=UTC).astimezone().utcoffset()
-                for second in (0, 59.999999)
-            )
-        except (OverflowError, ValueError, OSError):
-            return when  # at the ends of what a datetime holds
-        if first == last:
-            known[minute] = when
-    return when
+class _LocalMinutes:
+    """Moments as the local date and minute ("2025-09-25 01:53", as strftime would
+    write them), by arithmetic on the epoch seconds: the zone's offset is asked once
+    an hour and each date written once a day, where astimezone and strftime for each
+    of 100,000 sessions cost more than reading their facts. An hour in which the
+    offset changes (daylight saving, or an offset of seconds as some before 1973)
+    and years strftime writes otherwise go the slow way."""
+
+    def __init__(self) -> None:
+        self._offsets: dict[int, float | None] = {}  # by hours since the epoch
+        self._dates: dict[int, str] = {}  # by local days since the epoch
+
+    def __call__(self, moment: datetime) -> str:
+        seconds = moment.timestamp()
+        hour = int(seconds // 3600)
+        offset = self._offsets.get(hour, _UNKNOWN)
+        if offset is _UNKNOWN:
+            offset = self._offsets[hour] = _steady_offset(hour)
+        if offset is None:
+            return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+        day, minute = divmod(int((seconds + offset) // 60), 1440)
+        written = self._dates.get(day)
+        if written is None:
+            written = self._dates[day] = _EPOCH_DAY.fromordinal(
+                _EPOCH_DAY.toordinal() + day
+            ).isoformat()
+        return f"{written} {minute // 60:02d}:{minute % 60:02d}"
+
+
+_UNKNOWN = -1e300  # no offset is this
+_EPOCH_DAY = date(1970, 1, 1)
+
+
+def _steady_offset(hour: int) -> float | None:
+    """The local zone's offset in seconds throughout ``hour`` (hours since the epoch),
+    or None when it differs at the hour's ends or the hour is outside the years
+    1000-9999 (where strftime's %Y is not four digits, or a datetime ends)."""
+    try:
+        first, last = (
+            datetime.fromtimestamp(hour * 3600 + second, tz=UTC).astimezone()
+            for second in (0, 3599.999999)
+        )
+    except (OverflowError, ValueError, OSError):
+        return None
+    offsets = first.utcoffset(), last.utcoffset()
+    if offsets[0] != offsets[1] or offsets[0] is None or not 1000 < first.year < 9999:
+        return None
+    return offsets[0].total_seconds()
 
 
 def _one_line_head(text: str, chars: int) -> str:

@@ -1,5 +1,6 @@
-"""`list`'s lines into a pipe: the local minute each session changed, worked out once
-a minute yet right across a change of the zone's offset, and titles cut from the head
+"""`list`'s lines into a pipe: the local minute each session changed, worked out by
+arithmetic an hour at a time yet right across a change of the zone's offset and in
+years strftime writes in fewer digits, and titles cut from the head
 of a long first message as from the whole of it."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,24 @@ MOMENTS_MS = [
     int(datetime(1972, 1, 7, 0, 44, seconds, tzinfo=UTC).timestamp() * 1000)
     for seconds in (10, 20, 40, 50)
 ] + [1_750_000_000_000 + n * 7_000 for n in range(20)]  # twenty in three minutes
+# either side of New York's and Lord Howe's (half an hour) changes in 2025, before
+# 1970, and years that strftime writes in fewer digits or a datetime barely holds
+MOMENTS_MS += [
+    int(datetime(*moment, tzinfo=UTC).timestamp() * 1000)
+    for moment in [
+        (2025, 3, 9, 6, 59, 59), (2025, 3, 9, 7, 0, 0), (2025, 11, 2, 5, 59), (2025, 11, 2, 6, 1),
+        (2025, 4, 5, 14, 59), (2025, 4, 5, 15, 1), (1969, 12, 31, 23, 59, 30), (1931, 5, 17, 8),
+        (999, 12, 31, 23, 59), (1, 1, 2, 0, 30),
+    ]
+]  # fmt: skip
 
 
 def write_session(path: Path, moment_ms: int, text: str) -> None:
+    """A session changed at ``moment_ms``: its message's time or, for a moment before
+    1970 (which a message's time cannot say), its header's."""
+    started = datetime(1, 1, 1, tzinfo=UTC) + timedelta(milliseconds=moment_ms + 62135596800000)
     header = {"type": "session", "version": 3, "id": path.stem, "cwd": "/p",
-              "timestamp": "2025-01-01T00:00:00.000Z"}  # fmt: skip
+              "timestamp": f"{started:%Y-%m-%dT%H:%M:%S}.000Z".rjust(24, "0")}  # fmt: skip
     message = {"type": "message", "id": "a0000001", "parentId": None,
                "timestamp": "2025-01-01T00:00:00.000Z",
                "message": {"role": "user", "content": text, "timestamp": moment_ms}}  # fmt: skip
@@ -56,11 +70,13 @@ def local_minutes_in(zone: str, folder: Path) -> list[str]:
 
 
 @pytest.mark.skipif(not Path("/usr/share/zoneinfo", ZONE).exists(), reason="no tz database")
-@pytest.mark.parametrize("zone", [ZONE, "America/New_York", "UTC"])
+@pytest.mark.parametrize(
+    "zone", [ZONE, "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "UTC"]
+)
 def test_each_session_shows_its_own_local_minute(tmp_path: Path, zone: str) -> None:
     for n, moment in enumerate(MOMENTS_MS):
         write_session(tmp_path / f"s{n:02d}.jsonl", moment, f"question {n}")
-    shown = [line[:16] for line in listed_in(zone, tmp_path)]
+    shown = [line.split("  ")[0] for line in listed_in(zone, tmp_path)]
     expected = local_minutes_in(zone, tmp_path)
     assert shown == expected
     if zone == ZONE:
