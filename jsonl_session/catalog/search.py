@@ -107,6 +107,7 @@ def search_sessions(
 
 # 1 was one record file per session and kind; 2 kept no column for the warm path
 _RECORD_VERSION = 3
+_WINDOW = 500  # files whose kept texts are read at once (and held: a window's, not all)
 
 
 def _search(
@@ -118,8 +119,11 @@ def _search(
     try:
         count = 1 if workers == 1 else worker_count(workers, _to_read(paths, indexes))
         if count == 1:
-            for path in paths:
-                yield from _file_hits(query, path, tools, indexes)
+            for run in runs_of(paths, _WINDOW):
+                for index in indexes or ():
+                    index.read_rows_of([index_key(path) for path in run])
+                for path in run:
+                    yield from _file_hits(query, path, tools, indexes)
             return
         runs = [(query, tools, root, list(run)) for run in runs_of(paths)]
         for hits, rows in in_order(_search_run, runs, count):

@@ -3,6 +3,7 @@ and search, imported when a command runs; the shared options are in options.py."
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from datetime import UTC, date, datetime
@@ -32,6 +33,7 @@ from jsonl_session.cli.options import (
 
 TITLE_CELLS = 64  # a title's width when stdout is no terminal (else: what fits)
 MIN_TITLE_CELLS = 8  # on a terminal too narrow for the line, still this much
+_HITS_AT_ONCE = 1000
 
 
 def _where(
@@ -262,19 +264,22 @@ def search(
     cache = cache_for(ctx, no_cache)
     wanted = None if limit is None else limit + 1  # one more: to say there are more
     found = search_sessions(query, files, tools=tools, limit=wanted, cache=cache, workers=workers)
-    hits = list(found)
-    more = limit is not None and len(hits) > limit
-    hits = hits[:limit]
+    shown = itertools.islice(found, limit)
     if as_json:
-        print_json([hit.to_dict() for hit in hits])
+        print_json([hit.to_dict() for hit in shown])
     else:
-        lines: list[str | tuple[str, str]] = []
-        for hit in hits:
-            what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
-            lines.append(f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip())
-            lines.append(f"    {hit.snippet}")
-        _print_lines(lines)
-        if not hits:
+        printed = False
+        # printed as found, a batch at a time: the hits of a large search are not held
+        for batch in iter(lambda: list(itertools.islice(shown, _HITS_AT_ONCE)), []):
+            lines: list[str | tuple[str, str]] = []
+            for hit in batch:
+                what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
+                lines.append(f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip())
+                lines.append(f"    {hit.snippet}")
+            _print_lines(lines)
+            printed = True
+        if not printed:
             out().print(f"no matches for {query!r} in {len(files)} sessions")
+    more = limit is not None and next(found, None) is not None
     if more:
         err().print(f"more matches than --limit {limit}; showing the first {limit}")

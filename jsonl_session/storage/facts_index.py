@@ -18,7 +18,8 @@ damaged, unwritable or of another layout is read as empty; one damaged or of ano
 layout is made again, one that cannot be written is left (said once, through cache.py's
 `on_record_not_kept` listener), and deleting it at any time is safe. The databases of
 earlier layouts of a kind are removed when its current one is made. Several processes
-may list and write at once: rows are replaced whole in one transaction per listing.
+may list and write at once: rows are replaced whole, in one transaction per listing
+(or per `SAVE_FROM_BYTES` of records).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import contextlib
 import os
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,10 @@ QUIET_NS = 2_000_000_000
 """A row is trusted on its file's times alone only if the file's mtime and ctime were
 this much older than the stamp: a write within one tick of a coarse file clock (a
 second on some file systems) could leave the times as they were."""
+SAVE_FROM_BYTES = 16 * 2**20
+"""Records waiting to be written past this many bytes are written at once (a
+transaction of their own), so that reading many files keeps a bounded part of them."""
+_PARAMETERS = 500  # files named in one query (SQLite before 3.32 allows 999 values)
 _WAIT_SECONDS = 2.0  # for another process's transaction, then go on without the index
 _stamp_encoder = msgspec.msgpack.Encoder()
 _stamp_decoder = msgspec.msgpack.Decoder(Stamp)
@@ -88,7 +94,9 @@ class FactsIndex:
 
     def __init__(self, root: Path, kind: str, version: int, *, many: bool = True) -> None:
         """``many``: the rows trusted on their file's stat alone are read at the first
-        `unchanged` (for a listing of many files); else only the row asked for."""
+        `unchanged` (for a listing of many files: their records are small), or those
+        of the files `read_rows_of` names (for a search: a run's texts at a time);
+        else only the row asked for."""
         self.path = root / f"{kind}-{version}.sqlite"
         self._older = [root / f"{kind}-{older}.sqlite" for older in range(1, version)]
         self._kind = kind
@@ -96,7 +104,9 @@ class FactsIndex:
         self._db: sqlite3.Connection | None = None
         self._unreadable = False  # none there, or locked or damaged: read as empty
         self._unchanged: dict[str, tuple[str, bytes]] | None = None
+        self._trusted_files: set[str] | None = None
         self._pending: dict[str, IndexedRecord] = {}
+        self._pending_bytes = 0
 
     def unchanged(self, file: str, info: os.stat_result) -> bytes | None:
         """The record of ``file`` (an absolute path) when it covers the whole file and
@@ -118,7 +128,27 @@ class FactsIndex:
     def may_know(self, file: str) -> bool:
         """Whether ``file`` has a row that `unchanged` may answer with (its file's
         stat decides), without a stat: for judging how much is left to read."""
-        return not self._many or file in self._known()
+        if not self._many:
+            return True
+        if self._trusted_files is None:
+            found = self._query("SELECT file FROM records WHERE unchanged IS NOT NULL")
+            self._trusted_files = {row[0] for row in found}
+        return file in self._trusted_files
+
+    def read_rows_of(self, files: Sequence[str]) -> None:
+        """Read the rows a stat may answer for of ``files`` alone, those `unchanged`
+        is asked for next, in place of any read before: a search of many files holds
+        one run's texts, not every file's."""
+        found: list[Any] = []
+        for start in range(0, len(files), _PARAMETERS):
+            part = files[start : start + _PARAMETERS]
+            marks = ", ".join("?" * len(part))
+            found += self._query(
+                "SELECT file, unchanged, record FROM records"
+                f" WHERE unchanged IS NOT NULL AND file IN ({marks})",
+                *part,
+            )
+        self._unchanged = {row[0]: (row[1], row[2]) for row in found}
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one."""
@@ -144,26 +174,35 @@ class FactsIndex:
         return self._unchanged
 
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
-        """Keep ``record`` for ``file`` (written by `save`). ``taken_ns``: when the
-        stat in ``stamp`` was taken, before the file was read."""
+        """Keep ``record`` for ``file`` (written by `save`, or sooner once the records
+        waiting pass `SAVE_FROM_BYTES`). ``taken_ns``: when the stat in ``stamp`` was
+        taken, before the file was read."""
         self._pending[file] = IndexedRecord(stamp, taken_ns, record)
+        self._waiting(len(record))
 
     def take_pending(self) -> dict[str, IndexedRecord]:
         """The rows put and not saved, handed over (from a worker process to the
         process that saves them), and what was opened for reading closed."""
         self._close()
-        pending, self._pending = self._pending, {}
+        pending, self._pending, self._pending_bytes = self._pending, {}, 0
         return pending
 
     def put_rows(self, rows: dict[str, IndexedRecord]) -> None:
         """Rows another `FactsIndex` took (`take_pending`), to be written by `save`."""
         self._pending.update(rows)
+        self._waiting(sum(len(row.record) for row in rows.values()))
+
+    def _waiting(self, size: int) -> None:
+        self._pending_bytes += size
+        if self._pending_bytes >= SAVE_FROM_BYTES:
+            self.save()  # what a first search of many files keeps is bounded too
 
     def save(self) -> None:
         """Write the records put since the last save, all in one transaction."""
         self._close()
         if not self._pending:
             return
+        self._pending_bytes = 0
         rows = [
             (
                 name,

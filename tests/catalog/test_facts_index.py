@@ -19,7 +19,8 @@ import pytest
 from helpers_large import generate
 
 from jsonl_session import list_sessions
-from jsonl_session.catalog import listing
+from jsonl_session.catalog import listing, search
+from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage import facts_index
 
 INDEX = "listing-5.sqlite"
@@ -210,3 +211,49 @@ def test_an_index_of_another_layout_under_the_same_name_is_made_again(
         kept = db.execute("SELECT count(*) FROM records").fetchone()[0]
     assert kept == len(expected)
     assert listed(sessions, cache) == expected
+
+
+def searched(folder: Path, cache: Path | bool) -> list[dict[str, Any]]:
+    files = sorted(folder.glob("*.jsonl"))
+    return [hit.to_dict() for hit in search_sessions("zebracorn", files, cache=cache)]
+
+
+def test_a_first_search_writes_its_records_as_it_goes_and_finds_the_same(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts_index, "SAVE_FROM_BYTES", 1)  # each record written at once
+    saves: list[int] = []
+    real_save = facts_index.FactsIndex.save
+
+    def counting(index: facts_index.FactsIndex) -> None:
+        saves.append(len(index._pending))
+        real_save(index)
+
+    monkeypatch.setattr(facts_index.FactsIndex, "save", counting)
+    cache = tmp_path / "cache"
+    expected = searched(sessions, False)
+    assert expected
+    assert searched(sessions, cache) == expected
+    assert saves.count(1) == len(list(sessions.glob("*.jsonl")))  # one at a time
+    with contextlib.closing(sqlite3.connect(cache / "search-3.sqlite")) as db:
+        assert db.execute("SELECT count(*) FROM records").fetchone()[0] == saves.count(1)
+    assert searched(sessions, cache) == expected
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+def test_a_warm_search_holds_the_texts_of_one_window_of_files(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    expected = searched(sessions, cache)
+    monkeypatch.setattr(search, "_WINDOW", 5)
+    held: list[int] = []
+    real_read = facts_index.FactsIndex.read_rows_of
+
+    def reading(index: facts_index.FactsIndex, files: Any) -> None:
+        real_read(index, files)
+        held.append(len(index._unchanged or {}))
+
+    monkeypatch.setattr(facts_index.FactsIndex, "read_rows_of", reading)
+    assert searched(sessions, cache) == expected
+    assert held == [5, 5, 2]  # twelve files, five at a time, each row trusted
