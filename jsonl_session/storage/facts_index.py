@@ -114,7 +114,7 @@ class FactsIndex:
         (no need to open it); else None. The warm path of a listing: one lookup and
         one comparison for each file."""
         if self._many:
-            kept = self._known().get(file)
+            kept = self._known().pop(file, None)  # handed over once: not held twice
         else:
             found = self._query(
                 "SELECT unchanged, record FROM records WHERE file = ? AND unchanged IS NOT NULL",
