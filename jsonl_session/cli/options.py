@@ -271,13 +271,15 @@ _OWN_GRAPHEMES = re.compile(
 def fit(text: str, width: int) -> str:
     """``text`` cut to at most ``width`` terminal cells (a wide CJK character takes
     two), ending in "…" when cut."""
-    head = text[: 4 * width + 4]
-    if _ONE_CELL.fullmatch(head):  # one cell a character (rich agrees): no measuring
+    start = text[: width + 1]  # all that is shown of text of one cell a character
+    if (start.isascii() and start.isprintable()) or _ONE_CELL.fullmatch(start):
+        # one cell a character (rich agrees): no measuring
         if len(text) <= width:
             return text
         if width < 2:
             return "…" if width == 1 else ""
         return text[: width - 1].rstrip(" ") + "…"
+    head = text[: 4 * width + 4]
     if _OWN_GRAPHEMES.fullmatch(head):  # rich's grapheme splitting cost 150 µs a title
         return _fit_by_characters(text, head, width)
     from rich.cells import cell_len, set_cell_size
