@@ -270,6 +270,7 @@ class FactsIndex:
         db = sqlite3.connect(self.path, timeout=_WAIT_SECONDS, isolation_level="DEFERRED")
         try:
             db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a cache: no sync at each commit
             db.execute(
                 "CREATE TABLE IF NOT EXISTS records (file TEXT PRIMARY KEY, stamp BLOB,"
                 " taken_ns INTEGER, record BLOB, unchanged TEXT)"
