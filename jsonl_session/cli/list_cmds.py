@@ -6,9 +6,10 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -31,9 +32,12 @@ from jsonl_session.cli.options import (
     reports_errors,
 )
 
+if TYPE_CHECKING:
+    from jsonl_session import SearchHit, SessionInfo
+
 TITLE_CELLS = 64  # a title's width when stdout is no terminal (else: what fits)
 MIN_TITLE_CELLS = 8  # on a terminal too narrow for the line, still this much
-_HITS_AT_ONCE = 1000
+_LINES_AT_ONCE = 10_000
 
 
 def _where(
@@ -99,8 +103,15 @@ def list_(
     if not infos:
         out().print(f"no sessions in {_where(folder, all_projects, cwd, agent)}")
         return
-    lines: list[str | tuple[str, str]] = []
-    width = out().width if is_terminal() else 0
+    _print_lines(_session_lines(infos, out().width if is_terminal() else 0))
+
+
+Line = str | tuple[str, str]  # a line of text, or (text, style)
+
+
+def _session_lines(infos: list[SessionInfo], width: int) -> Iterator[Line]:
+    """Two lines a session: when, how many messages, which agent, the title cut to
+    the terminal's ``width`` (0: no terminal); then its path."""
     local_minute = _LocalMinutes()
     for info in infos:
         when = local_minute(info.modified)
@@ -111,9 +122,8 @@ def list_(
             title = f"[{info.problem}]"
         else:
             title = info.name or _one_line_head(info.first_message, 4 * room + 5)
-        lines.append(line + fit(title, room))
-        lines.append((f"    {info.path}", "dim"))
-    _print_lines(lines)
+        yield line + fit(title, room)
+        yield (f"    {info.path}", "dim")
 
 
 class _LocalMinutes:
@@ -176,25 +186,37 @@ def _one_line_head(text: str, chars: int) -> str:
     return " ".join(text.split())  # more whitespace than text in its head
 
 
-def _print_lines(lines: list[str | tuple[str, str]]) -> None:
-    """Lines of text (or (text, style)) on stdout, all at once: one Text on a
-    terminal, plain text into a pipe, which is what rich writes there (no style, no
-    padding) without its cost (a print per line cost more than a listing of
-    thousands of sessions)."""
-    if is_terminal():
-        from rich.text import Text
+def _hit_lines(hits: Iterable[SearchHit]) -> Iterator[Line]:
+    for hit in hits:
+        what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
+        yield f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip()
+        yield f"    {hit.snippet}"
 
-        shown = Text()
-        for line in lines:
-            text, style = line if isinstance(line, tuple) else (line, "")
-            shown.append(text + "\n", style=style)
-        out().print(shown, end="")
-        return
+
+def _print_lines(lines: Iterable[Line]) -> int:
+    """Lines on stdout, many at a time (the text of a part of them is held, not of
+    all): Text on a terminal, plain text into a pipe, which is what rich writes there
+    (no style, no padding) without its cost (a print per line cost more than a
+    listing of thousands of sessions). Returns how many were printed."""
     from jsonl_session.cli.terminal_text import visible
 
-    plain = "".join((line[0] if isinstance(line, tuple) else line) + "\n" for line in lines)
-    sys.stdout.write(visible("\n".join(part.rstrip(" ") for part in plain.split("\n"))))
+    on_terminal = is_terminal()
+    remaining, printed = iter(lines), 0
+    while part := list(itertools.islice(remaining, _LINES_AT_ONCE)):
+        printed += len(part)
+        if on_terminal:
+            from rich.text import Text
+
+            shown = Text()
+            for line in part:
+                text, style = line if isinstance(line, tuple) else (line, "")
+                shown.append(text + "\n", style=style)
+            out().print(shown, end="")
+            continue
+        plain = "".join((line[0] if isinstance(line, tuple) else line) + "\n" for line in part)
+        sys.stdout.write(visible("\n".join(piece.rstrip(" ") for piece in plain.split("\n"))))
     sys.stdout.flush()
+    return printed
 
 
 @reports_errors
@@ -268,17 +290,7 @@ def search(
     if as_json:
         print_json([hit.to_dict() for hit in shown])
     else:
-        printed = False
-        # printed as found, a batch at a time: the hits of a large search are not held
-        for batch in iter(lambda: list(itertools.islice(shown, _HITS_AT_ONCE)), []):
-            lines: list[str | tuple[str, str]] = []
-            for hit in batch:
-                what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
-                lines.append(f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip())
-                lines.append(f"    {hit.snippet}")
-            _print_lines(lines)
-            printed = True
-        if not printed:
+        if not _print_lines(_hit_lines(shown)):  # printed as found: not all held
             out().print(f"no matches for {query!r} in {len(files)} sessions")
     more = limit is not None and next(found, None) is not None
     if more:
