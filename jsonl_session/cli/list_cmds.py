@@ -28,6 +28,7 @@ from jsonl_session.cli.options import (
     is_terminal,
     out,
     print_json,
+    print_json_list,
     progress_bar,
     reports_errors,
 )
@@ -98,7 +99,7 @@ def list_(
             workers=workers,
         )
     if as_json:
-        print_json([info.to_dict() for info in infos])
+        print_json_list(info.to_dict() for info in infos)
         return
     if not infos:
         out().print(f"no sessions in {_where(folder, all_projects, cwd, agent)}")
@@ -288,7 +289,7 @@ def search(
     found = search_sessions(query, files, tools=tools, limit=wanted, cache=cache, workers=workers)
     shown = itertools.islice(found, limit)
     if as_json:
-        print_json([hit.to_dict() for hit in shown])
+        print_json_list(hit.to_dict() for hit in shown)
     else:
         if not _print_lines(_hit_lines(shown)):  # printed as found: not all held
             out().print(f"no matches for {query!r} in {len(files)} sessions")

@@ -17,10 +17,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import itertools
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar, cast
@@ -332,6 +333,20 @@ def print_json(value: Any) -> None:
     from jsonl_session.cli.terminal_text import json_visible
 
     sys.stdout.buffer.write(json_visible(to_json(value)) + b"\n")
+    sys.stdout.flush()
+
+
+def print_json_list(items: Iterable[Any]) -> None:
+    """`print_json` of a list, written a thousand items at a time as they come (the
+    same bytes, without holding the JSON of all of them)."""
+    from jsonl_session import to_json
+    from jsonl_session.cli.terminal_text import json_visible
+
+    write, remaining, separator = sys.stdout.buffer.write, iter(items), b"["
+    while part := list(itertools.islice(remaining, 1000)):
+        write(separator + json_visible(b",".join(map(to_json, part))))
+        separator = b","
+    write(b"[]\n" if separator == b"[" else b"]\n")
     sys.stdout.flush()
 
 
