@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jsonl_session.cli.cells import one_line
 from jsonl_session.cli.inputs import session_file
 from jsonl_session.cli.options import (
     InputArg,
@@ -21,7 +22,6 @@ from jsonl_session.cli.options import (
     LeafOption,
     cache_for,
     err,
-    one_line,
     out,
     print_json,
     reports_errors,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from jsonl_session.cli.cells import fit
 from jsonl_session.cli.options import (
     AgentOption,
     AllOption,
@@ -24,7 +25,6 @@ from jsonl_session.cli.options import (
     cache_for,
     err,
     fail,
-    fit,
     is_terminal,
     out,
     print_json,

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from jsonl_session.cli.options import fit, styled
+from jsonl_session.cli.cells import fit
+from jsonl_session.cli.options import styled
 
 if TYPE_CHECKING:
     from rich.text import Text

@@ -8,7 +8,7 @@ import random
 import pytest
 from rich.cells import cell_len, set_cell_size
 
-from jsonl_session.cli.options import fit
+from jsonl_session.cli.cells import fit
 
 # Characters fit() measures itself: one cell each, or a grapheme of their own.
 OWN_RANGES = [

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from jsonl_session import list_sessions
-from jsonl_session.cli.options import fit
+from jsonl_session.cli.cells import fit
 
 # Liberia moved from -0:44:30 to UTC at 1972-01-07 00:44:30 UTC: one UTC minute holds
 # both offsets, so two sessions changed in it show different local minutes.
