@@ -9,9 +9,11 @@ written again within one tick of the clock that stamps files could otherwise kee
 times; such a row is checked as storage/cache.py checks a record (head and tail hashes,
 and the CRC-32 of the covered part when the times changed) by the caller, which then
 stamps it anew. A row trusted on the times alone carries them as one text column
-(`unchanged`), so a warm listing reads those rows in one query and checks each file
-with one comparison. What a record holds is the caller's (catalog/listing.py: listing
-facts; catalog/search.py: texts).
+(`unchanged`), with a CRC-32 of the row's stamp and record (a row damaged, or given
+another row's record, is then not trusted), so a warm listing reads those rows in one
+query and checks each file with one comparison and one CRC of a small record. What a
+record holds is the caller's (catalog/listing.py: listing facts; catalog/search.py:
+texts).
 
 Like every cache here it is never needed: a database that is locked past a short wait,
 damaged, unwritable or of another layout is read as empty; one damaged or of another
@@ -28,6 +30,7 @@ import contextlib
 import os
 import sqlite3
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,14 +81,22 @@ def _seen_as(info: os.stat_result) -> str:
     return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
-def _unchanged_column(mark: Stamp, taken_ns: int) -> str | None:
-    """What `_seen_as` gives for the file a row describes, when the row covers the
-    whole file and the file had been quiet before the stamp; else NULL (the row is
-    then checked against the file's bytes). A Stamp holds the stat's fields by the
-    same names (cache.stamp)."""
+def _unchanged_column(mark: Stamp, taken_ns: int, stamp: bytes, record: bytes) -> str | None:
+    """What `_seen_as` gives for the file a row describes, and the row's own check
+    (`_row_check`), when the row covers the whole file and the file had been quiet
+    before the stamp; else NULL (the row is then checked against the file's bytes).
+    A Stamp holds the stat's fields by the same names (cache.stamp)."""
     if mark.covered != mark.size or max(mark.mtime_ns, mark.ctime_ns) > taken_ns - QUIET_NS:
         return None
-    return f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
+    seen = f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
+    return f"{seen}:{_row_check(stamp, record)}"
+
+
+def _row_check(stamp: bytes, record: bytes) -> int:
+    """The CRC-32 of a row's stamp and record, kept in its `unchanged` column: a row
+    whose record or stamp was damaged, or is another row's, is not trusted on the
+    file's times (they are the only other thing the warm path looks at)."""
+    return zlib.crc32(record, zlib.crc32(stamp))
 
 
 class FactsIndex:
@@ -103,7 +114,7 @@ class FactsIndex:
         self._many = many
         self._db: sqlite3.Connection | None = None
         self._unreadable = False  # none there, or locked or damaged: read as empty
-        self._unchanged: dict[str, tuple[str, bytes]] | None = None
+        self._unchanged: dict[str, tuple[str, bytes, bytes]] | None = None
         self._trusted_files: set[str] | None = None
         self._pending: dict[str, IndexedRecord] = {}
         self._pending_bytes = 0
@@ -117,13 +128,22 @@ class FactsIndex:
             kept = self._known().pop(file, None)  # handed over once: not held twice
         else:
             found = self._query(
-                "SELECT unchanged, record FROM records WHERE file = ? AND unchanged IS NOT NULL",
+                "SELECT unchanged, stamp, record FROM records"
+                " WHERE file = ? AND unchanged IS NOT NULL",
                 file,
             )
             kept = found[0] if found else None
-        if kept is None or kept[0] != _seen_as(info) or not isinstance(kept[1], bytes):
+        if kept is None:
             return None
-        return kept[1]
+        unchanged, stamp, record = kept
+        seen = _seen_as(info)
+        if not (isinstance(unchanged, str) and unchanged.startswith(seen)):
+            return None
+        if not (isinstance(stamp, bytes) and isinstance(record, bytes)):
+            return None  # a damaged row: its file is read
+        if unchanged != f"{seen}:{_row_check(stamp, record)}":
+            return None
+        return record
 
     def may_know(self, file: str) -> bool:
         """Whether ``file`` has a row that `unchanged` may answer with (its file's
@@ -144,11 +164,11 @@ class FactsIndex:
             part = files[start : start + _PARAMETERS]
             marks = ", ".join("?" * len(part))
             found += self._query(
-                "SELECT file, unchanged, record FROM records"
+                "SELECT file, unchanged, stamp, record FROM records"
                 f" WHERE unchanged IS NOT NULL AND file IN ({marks})",
                 *part,
             )
-        self._unchanged = {row[0]: (row[1], row[2]) for row in found}
+        self._unchanged = {row[0]: (row[1], row[2], row[3]) for row in found}
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one."""
@@ -163,14 +183,14 @@ class FactsIndex:
         except (msgspec.MsgspecError, TypeError):
             return None
 
-    def _known(self) -> dict[str, tuple[str, bytes]]:
+    def _known(self) -> dict[str, tuple[str, bytes, bytes]]:
         """The rows a stat may answer for, read at the first call: file -> (the
-        `unchanged` column, the record)."""
+        `unchanged` column, the stamp, the record)."""
         if self._unchanged is None:
             found = self._query(
-                "SELECT file, unchanged, record FROM records WHERE unchanged IS NOT NULL"
+                "SELECT file, unchanged, stamp, record FROM records WHERE unchanged IS NOT NULL"
             )
-            self._unchanged = {row[0]: (row[1], row[2]) for row in found}
+            self._unchanged = {row[0]: (row[1], row[2], row[3]) for row in found}
         return self._unchanged
 
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
@@ -203,16 +223,11 @@ class FactsIndex:
         if not self._pending:
             return
         self._pending_bytes = 0
-        rows = [
-            (
-                name,
-                _stamp_encoder.encode(row.stamp),
-                row.taken_ns,
-                row.record,
-                _unchanged_column(row.stamp, row.taken_ns),
-            )
-            for name, row in self._pending.items()
-        ]
+        rows = []
+        for name, row in self._pending.items():
+            stamp = _stamp_encoder.encode(row.stamp)
+            unchanged = _unchanged_column(row.stamp, row.taken_ns, stamp, row.record)
+            rows.append((name, stamp, row.taken_ns, row.record, unchanged))
         self._pending = {}
         for attempt in (1, 2):
             try:

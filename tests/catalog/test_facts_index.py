@@ -257,3 +257,32 @@ def test_a_warm_search_holds_the_texts_of_one_window_of_files(
     monkeypatch.setattr(facts_index.FactsIndex, "read_rows_of", reading)
     assert searched(sessions, cache) == expected
     assert held == [5, 5, 2]  # twelve files, five at a time, each row trusted
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+@pytest.mark.parametrize("kind", ["listing-5", "search-3"])
+@pytest.mark.parametrize("damage", ["another row's record", "a damaged stamp"])
+def test_a_row_trusted_on_its_times_is_not_trusted_with_a_record_or_stamp_not_its_own(
+    sessions: Path, tmp_path: Path, kind: str, damage: str
+) -> None:
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False), searched(sessions, False)
+    assert (listed(sessions, cache), searched(sessions, cache)) == expected
+    victim, other = str(sessions / "s01.jsonl"), str(sessions / "s02.jsonl")
+    with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db, db:
+        rows = dict(db.execute("SELECT file, unchanged FROM records").fetchall())
+        assert rows[victim] is not None  # trusted on the file's times alone
+        if damage == "another row's record":
+            db.execute(
+                "UPDATE records SET (stamp, record) = (SELECT stamp, record FROM records"
+                " WHERE file = ?) WHERE file = ?",
+                (other, victim),
+            )
+        else:
+            db.execute(
+                "UPDATE records SET stamp = CAST(x'00' || stamp AS BLOB) WHERE file = ?", (victim,)
+            )
+    assert (listed(sessions, cache), searched(sessions, cache)) == expected
+    with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db:
+        (stamp,) = db.execute("SELECT stamp FROM records WHERE file = ?", (victim,)).fetchone()
+    assert not stamp.startswith(b"\x00")  # read afresh and kept again
