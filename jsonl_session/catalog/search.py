@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -27,10 +26,14 @@ from typing import Any
 import msgspec
 
 from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
+from jsonl_session.catalog.search_texts import (
+    SearchText,
+    foreign_texts,
+    plain_query,
+    searchable_texts,
+    session_id_of,
+)
 from jsonl_session.errors import JsonlSessionError
-from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
-from jsonl_session.format.jsonio import NotJson
-from jsonl_session.messages import text_parts
 from jsonl_session.storage.cache import (
     RECORD_ENCODING_ERRORS,
     CacheOption,
@@ -40,7 +43,7 @@ from jsonl_session.storage.cache import (
     still_valid,
 )
 from jsonl_session.storage.facts_index import FactsIndex, IndexedRecord, index_key, now_ns
-from jsonl_session.storage.lines import after_line, first_line, split_lines
+from jsonl_session.storage.lines import after_line, first_line
 from jsonl_session.storage.loader import load_entries
 
 SNIPPET_CHARS = 60
@@ -68,20 +71,9 @@ class SearchHit:
         }
 
 
-class _Text(msgspec.Struct, array_like=True):
-    """A searchable text of one line: a user or assistant message or a name, or
-    (searched with tools) a tool's output."""
-
-    line: int
-    entry_id: str | None
-    timestamp: str | None
-    role: str
-    text: str
-
-
 class _SearchRecord(msgspec.Struct, array_like=True):
     session_id: str | None
-    texts: list[_Text]
+    texts: list[SearchText]
     next_number: int
 
 
@@ -171,13 +163,13 @@ def _file_hits(
             if trusted is not None:  # unchanged since kept: not even opened
                 yield from _with_ids(path, list(_hits(query, path, *trusted)))
                 return
-        foreign = _foreign_texts(path, tools)
+        foreign = foreign_texts(path, tools)
         if foreign is not None:  # another agent's file: searched as read, never cached
             yield from _hits(query, path, *foreign)
         elif indexes is None:
             yield from search_bytes(query, path, path.read_bytes(), tools=tools)
         else:
-            texts: list[_Text] = []
+            texts: list[SearchText] = []
             for index, of_tools in zip(indexes, (False, True), strict=False):
                 session_id, found = _cached_texts(path, index, of_tools)
                 texts.extend(found)
@@ -187,7 +179,9 @@ def _file_hits(
         return  # listed with its problem by `list`; nothing to search
 
 
-def _trusted_texts(path: Path, indexes: list[FactsIndex]) -> tuple[str | None, list[_Text]] | None:
+def _trusted_texts(
+    path: Path, indexes: list[FactsIndex]
+) -> tuple[str | None, list[SearchText]] | None:
     """The texts of ``path`` from its rows when each is trusted on the file's times
     (facts_index.py) and covers the whole file; else None."""
     key = index_key(path)
@@ -211,16 +205,16 @@ def search_bytes(
 ) -> Iterator[SearchHit]:
     """Hits in a file's bytes; only lines whose bytes could hold the query are decoded."""
     needle = query.lower()
-    ascii_needle = needle.encode() if needle.isascii() and _plain(needle) else None
+    ascii_needle = needle.encode() if needle.isascii() and plain_query(needle) else None
     header = first_line(data)
     if header is None:
         return
-    session_id = _session_id(header.raw)
+    session_id = session_id_of(header.raw)
     start = after_line(data, header)
     region = data[start:]
-    texts = _texts(region, start, header.number + 1, ascii_needle)
+    texts = searchable_texts(region, start, header.number + 1, ascii_needle)
     if tools:
-        texts += _texts(region, start, header.number + 1, ascii_needle, tools=True)
+        texts += searchable_texts(region, start, header.number + 1, ascii_needle, tools=True)
         texts.sort(key=lambda text: text.line)
     yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
 
@@ -240,36 +234,6 @@ def _with_ids(path: Path, hits: list[SearchHit]) -> list[SearchHit]:
         else hit
         for hit in hits
     ]
-
-
-def _foreign_texts(path: Path, tools: bool = False) -> tuple[str | None, list[_Text]] | None:
-    """The texts of another agent's file (Claude Code, Codex), from the pi entries its
-    dialect reader makes, each at its source line; None for a pi file (or one no
-    reader knows)."""
-    with open(path, "rb") as handle:
-        head = handle.read(_HEAD_BYTES)
-        line = first_line(head)
-        header = _object(line.raw) if line is not None and line.terminated else None
-        if line is None or (header is not None and header.get("type") == "session"):
-            return None
-        data = head + handle.read()
-    from jsonl_session.dialects.reading import read_foreign
-
-    loaded = read_foreign(data, path)
-    if loaded is None:
-        return None
-    kinds = (False, True) if tools else (False,)
-    texts = [
-        text
-        for entry in loaded.entries
-        for kind in kinds
-        for text in _texts(entry.raw, 0, entry.line, tools=kind)
-    ]
-    session_id = loaded.header.get("id")
-    return (session_id if isinstance(session_id, str) else None), texts
-
-
-_HEAD_BYTES = 64 << 10
 
 
 _record_encoder = msgspec.msgpack.Encoder()
@@ -292,7 +256,9 @@ def _keep(index: FactsIndex, key: str, mark: Stamp, taken: int, record: _SearchR
     index.put(key, mark, taken, encoded)
 
 
-def _cached_texts(path: Path, index: FactsIndex, tools: bool) -> tuple[str | None, list[_Text]]:
+def _cached_texts(
+    path: Path, index: FactsIndex, tools: bool
+) -> tuple[str | None, list[SearchText]]:
     """The texts of a pi file, from its row brought up to date; ``tools``: the tool
     output (an index of its own), else the messages and names."""
     key = os.path.abspath(path)
@@ -306,10 +272,10 @@ def _cached_texts(path: Path, index: FactsIndex, tools: bool) -> tuple[str | Non
             header = first_line(data)
             if header is None:
                 return None, []
-            session_id = _session_id(header.raw)
+            session_id = session_id_of(header.raw)
             start = after_line(data, header)
             cut = max(start, data.rfind(b"\n") + 1)
-            texts = _texts(data[start:cut], start, header.number + 1, tools=tools)
+            texts = searchable_texts(data[start:cut], start, header.number + 1, tools=tools)
             next_number = header.number + 1 + data.count(b"\n", start, cut)
             record = _SearchRecord(session_id, texts, next_number)
             if header.terminated:  # a header without its newline may still grow
@@ -321,80 +287,18 @@ def _cached_texts(path: Path, index: FactsIndex, tools: bool) -> tuple[str | Non
             handle.seek(covered)
             data = handle.read()
             cut = data.rfind(b"\n") + 1
-            added = _texts(data[:cut], covered, record.next_number, tools=tools)
+            added = searchable_texts(data[:cut], covered, record.next_number, tools=tools)
             next_number = record.next_number + data.count(b"\n", 0, cut)
             record = _SearchRecord(record.session_id, record.texts + added, next_number)
             crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
             # stamped anew even when nothing was added: once quiet, a stat will do
             _keep(index, key, stamp(fd, covered + cut, crc, before), taken, record)
-    tail = _texts(data[cut:], -1, record.next_number, tools=tools)
+    tail = searchable_texts(data[cut:], -1, record.next_number, tools=tools)
     return record.session_id, record.texts + tail
 
 
-_KELVIN, _I_DOT = "\u212a".encode(), "\u0130".encode()
-# Escapes that decode to printable ASCII, KELVIN SIGN or I WITH DOT ABOVE (control
-# characters, which JSON.stringify escapes, cannot be in a query).
-_ESCAPED_PRINTABLE = re.compile(rb"\\(?:u(?:00[2-7][0-9a-fA-F]|212[aA]|0130)|/)")
-
-
-def _may_hold(raw: bytes, needle: bytes) -> bool:
-    """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do,
-    or its text differs from its bytes in a way that could (a \\u escape, an escaped
-    slash, or KELVIN SIGN / I WITH DOT ABOVE, which lower-case to ASCII letters)."""
-    if needle in raw.lower():
-        return True
-    if b"\\" in raw and _ESCAPED_PRINTABLE.search(raw) is not None:
-        return True
-    return not raw.isascii() and (_KELVIN in raw or _I_DOT in raw)
-
-
-def _session_id(raw: bytes) -> str | None:
-    header = _object(raw)
-    value = header.get("id") if header is not None else None
-    return value if isinstance(value, str) else None
-
-
-def _texts(
-    region: bytes,
-    base_offset: int,
-    first_number: int,
-    needle: bytes | None = None,
-    *,
-    tools: bool = False,
-) -> list[_Text]:
-    """The searchable texts of the lines in ``region``: messages and names, or with
-    ``tools`` the tool output; with an ASCII ``needle``, only of lines whose text may
-    hold it (see _may_hold)."""
-    out: list[_Text] = []
-    for line in split_lines(region, base_offset=base_offset, first_number=first_number):
-        if needle is not None and not _may_hold(line.raw, needle):
-            continue
-        try:
-            envelope = decode_envelope(line.raw)
-        except (NotJson, NotAnObject):
-            continue
-        if tools:
-            if envelope.type == "message" and envelope.role in TOOL_ROLES:
-                joined = _tool_text(loads_object(line.raw))
-                if joined:
-                    stamp_ = _str(envelope.timestamp)
-                    role = str(envelope.role)
-                    out.append(_Text(line.number, _str(envelope.id), stamp_, role, joined))
-        elif envelope.type == "session_info":
-            name = loads_object(line.raw).get("name")
-            if isinstance(name, str):
-                out.append(_Text(line.number, None, _str(envelope.timestamp), "name", name))
-        elif envelope.type == "message" and envelope.role in ("user", "assistant"):
-            joined = _joined(loads_object(line.raw))
-            if joined is not None:
-                entry_id = _str(envelope.id)
-                stamp_ = _str(envelope.timestamp)
-                out.append(_Text(line.number, entry_id, stamp_, str(envelope.role), joined))
-    return out
-
-
 def _hits(
-    query: str, path: Path, session_id: str | None, texts: list[_Text]
+    query: str, path: Path, session_id: str | None, texts: list[SearchText]
 ) -> Iterator[SearchHit]:
     needle = query.lower()
     for text in texts:
@@ -404,47 +308,6 @@ def _hits(
             yield SearchHit(
                 path, session_id, text.entry_id, text.line, text.timestamp, text.role, snippet
             )
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _plain(needle: str) -> bool:
-    # Characters JSON writes escaped cannot be found in the raw bytes as they are.
-    return not any(c in needle for c in '"\\') and all(c >= " " for c in needle)
-
-
-def _object(raw: bytes) -> dict[str, Any] | None:
-    try:
-        return loads_object(raw)
-    except (NotJson, NotAnObject):
-        return None
-
-
-TOOL_ROLES = ("toolResult", "bashExecution")
-
-
-def _tool_text(entry: dict[str, Any]) -> str | None:
-    """A tool's output as one text: a toolResult's text blocks, or a bashExecution's
-    command and output."""
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return None
-    if message.get("role") == "bashExecution":
-        parts = [message.get("command"), message.get("output")]
-        return "\n".join(part for part in parts if isinstance(part, str)) or None
-    texts = text_parts(message.get("content"))
-    return "\n".join(texts) if texts else None
-
-
-def _joined(entry: dict[str, Any]) -> str | None:
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return None
-    # Text blocks joined by spaces, as pi's listing joins them.
-    texts = text_parts(message.get("content"))
-    return " ".join(texts) if texts else None
 
 
 def _snippet(text: str, at: int, length: int) -> str:

@@ -1,0 +1,167 @@
+"""What is searchable in a session's lines: user and assistant message text and session
+names, and (searched with tools) tool output; and, for an ASCII query, whether a line's
+bytes could hold it at all, so that only those lines are decoded.
+
+Owns `SearchText` (as the search index keeps it) and reading texts from pi lines and
+from another agent's file (through its dialect reader). Matching, snippets, the index
+and the order of files are search.py's; text from content is messages.py's.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
+from jsonl_session.format.jsonio import NotJson
+from jsonl_session.messages import text_parts
+from jsonl_session.storage.lines import first_line, split_lines
+
+TOOL_ROLES = ("toolResult", "bashExecution")
+
+
+class SearchText(msgspec.Struct, array_like=True):
+    """A searchable text of one line: a user or assistant message or a name, or
+    (searched with tools) a tool's output."""
+
+    line: int
+    entry_id: str | None
+    timestamp: str | None
+    role: str
+    text: str
+
+
+def foreign_texts(path: Path, tools: bool = False) -> tuple[str | None, list[SearchText]] | None:
+    """The texts of another agent's file (Claude Code, Codex), from the pi entries its
+    dialect reader makes, each at its source line; None for a pi file (or one no
+    reader knows)."""
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+        line = first_line(head)
+        header = _json_object(line.raw) if line is not None and line.terminated else None
+        if line is None or (header is not None and header.get("type") == "session"):
+            return None
+        data = head + handle.read()
+    from jsonl_session.dialects.reading import read_foreign
+
+    loaded = read_foreign(data, path)
+    if loaded is None:
+        return None
+    kinds = (False, True) if tools else (False,)
+    texts = [
+        text
+        for entry in loaded.entries
+        for kind in kinds
+        for text in searchable_texts(entry.raw, 0, entry.line, tools=kind)
+    ]
+    session_id = loaded.header.get("id")
+    return (session_id if isinstance(session_id, str) else None), texts
+
+
+_HEAD_BYTES = 64 << 10
+
+_KELVIN, _I_DOT = "\u212a".encode(), "\u0130".encode()
+# Escapes that decode to printable ASCII, KELVIN SIGN or I WITH DOT ABOVE (control
+# characters, which JSON.stringify escapes, cannot be in a query).
+_ESCAPED_PRINTABLE = re.compile(rb"\\(?:u(?:00[2-7][0-9a-fA-F]|212[aA]|0130)|/)")
+
+
+def _may_hold(raw: bytes, needle: bytes) -> bool:
+    """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do,
+    or its text differs from its bytes in a way that could (a \\u escape, an escaped
+    slash, or KELVIN SIGN / I WITH DOT ABOVE, which lower-case to ASCII letters)."""
+    if needle in raw.lower():
+        return True
+    if b"\\" in raw and _ESCAPED_PRINTABLE.search(raw) is not None:
+        return True
+    return not raw.isascii() and (_KELVIN in raw or _I_DOT in raw)
+
+
+def session_id_of(raw: bytes) -> str | None:
+    header = _json_object(raw)
+    value = header.get("id") if header is not None else None
+    return value if isinstance(value, str) else None
+
+
+def searchable_texts(
+    region: bytes,
+    base_offset: int,
+    first_number: int,
+    needle: bytes | None = None,
+    *,
+    tools: bool = False,
+) -> list[SearchText]:
+    """The searchable texts of the lines in ``region``: messages and names, or with
+    ``tools`` the tool output; with an ASCII ``needle``, only of lines whose text may
+    hold it (see _may_hold)."""
+    out: list[SearchText] = []
+    for line in split_lines(region, base_offset=base_offset, first_number=first_number):
+        if needle is not None and not _may_hold(line.raw, needle):
+            continue
+        try:
+            envelope = decode_envelope(line.raw)
+        except (NotJson, NotAnObject):
+            continue
+        if tools:
+            if envelope.type == "message" and envelope.role in TOOL_ROLES:
+                joined = _tool_text(loads_object(line.raw))
+                if joined:
+                    stamp_ = _text_or_none(envelope.timestamp)
+                    role = str(envelope.role)
+                    out.append(
+                        SearchText(line.number, _text_or_none(envelope.id), stamp_, role, joined)
+                    )
+        elif envelope.type == "session_info":
+            name = loads_object(line.raw).get("name")
+            if isinstance(name, str):
+                out.append(
+                    SearchText(line.number, None, _text_or_none(envelope.timestamp), "name", name)
+                )
+        elif envelope.type == "message" and envelope.role in ("user", "assistant"):
+            joined = _joined(loads_object(line.raw))
+            if joined is not None:
+                entry_id = _text_or_none(envelope.id)
+                stamp_ = _text_or_none(envelope.timestamp)
+                out.append(SearchText(line.number, entry_id, stamp_, str(envelope.role), joined))
+    return out
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def plain_query(needle: str) -> bool:
+    # Characters JSON writes escaped cannot be found in the raw bytes as they are.
+    return not any(c in needle for c in '"\\') and all(c >= " " for c in needle)
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        return loads_object(raw)
+    except (NotJson, NotAnObject):
+        return None
+
+
+def _tool_text(entry: dict[str, Any]) -> str | None:
+    """A tool's output as one text: a toolResult's text blocks, or a bashExecution's
+    command and output."""
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    if message.get("role") == "bashExecution":
+        parts = [message.get("command"), message.get("output")]
+        return "\n".join(part for part in parts if isinstance(part, str)) or None
+    texts = text_parts(message.get("content"))
+    return "\n".join(texts) if texts else None
+
+
+def _joined(entry: dict[str, Any]) -> str | None:
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    # Text blocks joined by spaces, as pi's listing joins them.
+    texts = text_parts(message.get("content"))
+    return " ".join(texts) if texts else None
