@@ -26,7 +26,7 @@ from typing import Any
 from jsonl_session.context import Projection, as_message
 from jsonl_session.format.entry import StoredEntry, line_blocks, loads_object
 from jsonl_session.format.walk import as_text
-from jsonl_session.line_sizes import DICT_WAY, Measured, measure_message_line
+from jsonl_session.line_sizes import DICT_WAY, DictWay, Measured, measure_message_line
 from jsonl_session.tokens import (
     assistant_chars,
     estimate_projected_context_tokens,
@@ -108,27 +108,47 @@ def breakdown(
     top: list[tuple[int, int, StoredEntry, Any, Any]] = []
     bodies = [entry for entry in entries if entry.type in _BODY_TYPES]
     tally = UsageTally()
+    tools = out.by_tool
+    by_type = out.by_entry_type
+    by_role = out.by_role
+    stored = on_path_tokens = 0
     position = 0
     # read from disk in blocks; each line decoded once, for its size and its usage
     for run, block, start in line_blocks(bodies):
-        view = memoryview(block) if block is not None else None
+        view = memoryview(block if block is not None else b"")
+        size = len(view)
         for entry in run:
-            measured = _measure(entry, block, view, start, out.by_tool, tally)
             position += 1
+            measured: Measured | DictWay | None
+            if block is None or entry.inline is not None:
+                measured = _measure(entry, tools, tally)
+            else:
+                at = entry.offset - start
+                end = at + entry.length
+                measured = DICT_WAY
+                # the block holds the whole line, a line end after it (as
+                # `StoredEntry.checked` checks, which raises else; both ways check the id)
+                if entry.type == "message" and (
+                    end == size or (end < size and block[end] in _LINE_ENDS)
+                ):
+                    measured = measure_message_line(entry, view[at:end], tools, tally)
+                if measured is DICT_WAY:
+                    measured = _measure_dict(entry, entry.checked(block, at), tools, tally)
             if measured is None:
                 continue
             tokens, role, tool_name = measured
             if id(entry) in on_path:
-                out.path_tokens += tokens
-            out.stored_tokens += tokens
-            out.by_entry_type[entry.type] += tokens
-            out.by_role[role] += tokens
+                on_path_tokens += tokens
+            stored += tokens
+            by_type[entry.type] += tokens
+            by_role[role] += tokens
             if largest > 0:
                 item = (tokens, -position, entry, role, tool_name)
                 if len(top) < largest:
                     heapq.heappush(top, item)
                 elif item[:2] > top[0][:2]:
                     heapq.heapreplace(top, item)
+    out.stored_tokens, out.path_tokens = stored, on_path_tokens
     out.recorded = tally.recorded()
     sent = [m for m in projection.messages if not m.get("excludeFromContext")]
     for message in sent:
@@ -147,36 +167,16 @@ _BODY_TYPES = USAGE_TYPES | {"custom_message"}
 # --- one entry ---------------------------------------------------------------------
 
 
-def _measure(
-    entry: StoredEntry,
-    block: bytes | None,
-    view: memoryview | None,
-    start: int,
-    tools: Counter[str],
-    tally: UsageTally,
-) -> Measured | None:
-    """The entry's tokens, role and tool name, or None when it holds no message (see
-    `measure_message_line`); its line is in ``block`` (``view``), read at ``start``,
-    unless it is in memory. A message's line is measured by line_sizes.py, unless it
-    refuses it; any other line, the dict way."""
-    if block is None or view is None or entry.inline is not None:
-        raw = entry.raw
-        if entry.type == "message":
-            measured = measure_message_line(entry, raw, tools, tally)
-            if measured is not DICT_WAY:
-                return measured
-        return _measure_dict(entry, raw, tools, tally)
-    at = entry.offset - start
-    end = at + entry.length
-    # the block holds the whole line, a line end after it (as `StoredEntry.checked`
-    # checks, which raises here else; the id is checked by both ways)
-    if entry.type == "message" and (
-        end == len(block) or (end < len(block) and block[end] in _LINE_ENDS)
-    ):
-        measured = measure_message_line(entry, view[at:end], tools, tally)
+def _measure(entry: StoredEntry, tools: Counter[str], tally: UsageTally) -> Measured | None:
+    """The tokens, role and tool name of an entry whose line is in memory, or None
+    when it holds no message (see `measure_message_line`). A message's line is
+    measured by line_sizes.py, unless it refuses it; any other line, the dict way."""
+    raw = entry.raw
+    if entry.type == "message":
+        measured = measure_message_line(entry, raw, tools, tally)
         if measured is not DICT_WAY:
             return measured
-    return _measure_dict(entry, entry.checked(block, at), tools, tally)
+    return _measure_dict(entry, raw, tools, tally)
 
 
 _LINE_ENDS = (10, 13)  # LF, CR
