@@ -17,6 +17,7 @@ functions on dicts. Both ways give the same figures, in the same order.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -92,29 +93,74 @@ class Breakdown:
         }
 
 
+@dataclass(slots=True)
+class Stored:
+    """What a session's entries hold whatever its leaf: the figures of every entry
+    (`Breakdown`'s stored part) and each body entry's tokens (see `body_entries`; 0
+    for one that holds no message), from which any path's are added up."""
+
+    stored_tokens: int = 0
+    by_entry_type: Counter[str] = field(default_factory=Counter)
+    by_role: Counter[str] = field(default_factory=Counter)
+    by_tool: Counter[str] = field(default_factory=Counter)
+    largest: list[Largest] = field(default_factory=list)
+    recorded: RecordedUsage = field(default_factory=lambda: RecordedUsage())
+    tokens: list[int] = field(default_factory=list)
+
+
+def body_entries(entries: Sequence[StoredEntry]) -> list[StoredEntry]:
+    """The entries that can hold tokens or usage: the ones `measure_stored` reads."""
+    return [entry for entry in entries if entry.type in _BODY_TYPES]
+
+
 def breakdown(
     entries: Sequence[StoredEntry],
     path: Sequence[StoredEntry],
     projection: Projection,
     *,
     largest: int = 10,
+    stored: Stored | None = None,
 ) -> Breakdown:
     """Tokens stored in ``entries``, on the active ``path`` and in the context its
-    ``projection`` builds."""
+    ``projection`` builds. ``stored``: `measure_stored` of ``entries`` (with
+    ``largest``), when the caller has it (breakdown_cache.py's record)."""
+    bodies = body_entries(entries)
+    if stored is None:
+        stored = measure_stored(bodies, largest)
     out = Breakdown(entries=len(entries))
-    on_path = {id(entry) for entry in path}
+    out.stored_tokens = stored.stored_tokens
+    out.by_entry_type = Counter(stored.by_entry_type)
+    out.by_role = Counter(stored.by_role)
+    out.by_tool = Counter(stored.by_tool)
+    out.largest = list(stored.largest)
+    out.recorded = stored.recorded
+    # by the entries' identities, looked up in C: a path may hold every entry
+    by_entry = dict(zip(map(id, bodies), stored.tokens, strict=True))
+    out.path_tokens = sum(map(by_entry.get, map(id, path), itertools.repeat(0)))
+    sent = [m for m in projection.messages if not m.get("excludeFromContext")]
+    for message in sent:
+        tokens = _count(message, out.by_tool_model)
+        out.model_tokens += tokens
+        out.by_role_model[as_text(message.get("role"))] += tokens
+    out.context_estimate = estimate_projected_context_tokens(projection, path).tokens
+    return out
+
+
+def measure_stored(bodies: Sequence[StoredEntry], largest: int = 10) -> Stored:
+    """The figures of ``bodies`` (`body_entries` of a session's entries, in order):
+    one pass, each line decoded once, for its size and its usage."""
+    out = Stored()
     # the `largest` biggest so far, smallest first: (tokens, -position, entry, role,
     # tool name); of equal sizes the earlier entry is kept, as a stable sort would
     top: list[tuple[int, int, StoredEntry, Any, Any]] = []
-    bodies = [entry for entry in entries if entry.type in _BODY_TYPES]
     tally = UsageTally()
     tools = out.by_tool
     by_type = out.by_entry_type
     by_role = out.by_role
-    stored = on_path_tokens = 0
+    each = out.tokens
+    stored = 0
     position = 0
-    # read from disk in blocks; each line decoded once, for its size and its usage
-    for run, block, start in line_blocks(bodies):
+    for run, block, start in line_blocks(bodies):  # read from disk in blocks
         view = memoryview(block if block is not None else b"")
         size = len(view)
         for entry in run:
@@ -135,10 +181,10 @@ def breakdown(
                 if measured is DICT_WAY:
                     measured = _measure_dict(entry, entry.checked(block, at), tools, tally)
             if measured is None:
+                each.append(0)
                 continue
             tokens, role, tool_name = measured
-            if id(entry) in on_path:
-                on_path_tokens += tokens
+            each.append(tokens)
             stored += tokens
             by_type[entry.type] += tokens
             by_role[role] += tokens
@@ -148,14 +194,8 @@ def breakdown(
                     heapq.heappush(top, item)
                 elif item[:2] > top[0][:2]:
                     heapq.heapreplace(top, item)
-    out.stored_tokens, out.path_tokens = stored, on_path_tokens
+    out.stored_tokens = stored
     out.recorded = tally.recorded()
-    sent = [m for m in projection.messages if not m.get("excludeFromContext")]
-    for message in sent:
-        tokens = _count(message, out.by_tool_model)
-        out.model_tokens += tokens
-        out.by_role_model[as_text(message.get("role"))] += tokens
-    out.context_estimate = estimate_projected_context_tokens(projection, path).tokens
     top.sort(key=lambda item: item[:2], reverse=True)
     out.largest = [Largest(e.id, e.line, _what(r, n), tokens) for tokens, _, e, r, n in top]
     return out
