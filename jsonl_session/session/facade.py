@@ -293,7 +293,9 @@ class Session(EntryAppends):
         return current_tools(self.build_context(leaf_id).messages)
 
     def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
-        """Where the tokens go: stored, on the active path, model-facing (breakdown.py)."""
+        """Where the tokens go: stored, on the active path, model-facing (breakdown.py);
+        for a session as opened, the stored figures of a file unchanged since they were
+        last measured come from the cache (breakdown_cache.py)."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
         # the projection is of that same path: walked once (`projection` walks it again)
