@@ -95,7 +95,7 @@ class Session(EntryAppends):
         loaded = load_entries(file_path, cache=cache)
         session = cls(file_path, loaded, persisted=True, fsync=fsync)
         session._cache = cache  # a fork opens its file the same way
-        session._opened_with = len(session._state.index.order)
+        session._opened_with = session._state.index.count  # (builds no entry)
         session._appender.redactor = redactor_option(redact)
         return session
 
