@@ -10,7 +10,8 @@ which costs less than reading it all for a CRC first), it must cover the whole f
 and the session read from it must have as many body entries, the last one ending
 where the record says. Entries are read from the file's bytes alone, so the same bytes
 give the same entries and the same figures. A record made for another number of
-`largest` entries, or by another layout (`_VERSION`), is not used. Where the record
+`largest` entries, or by another layout (`_VERSION`), is not used. A file under
+1 MiB keeps no record (as its index is not cached either). Where the record
 lives and how it is checked and written is storage/cache.py's; measuring is
 breakdown.py's; this module decides when a record may stand for a measure.
 """
@@ -38,6 +39,10 @@ from jsonl_session.usage import RecordedUsage, UsageTotal
 _VERSION = 2  # the record's layout, and what measuring counts: a change gets a new one
 _NO_CRC = -1  # the stamp's CRC-32: none (never equal to one), so only an unchanged file
 _LINE_END_BYTES = 2  # at most "\r\n" after the last line
+# Below this size a file is measured each time, as its index is not cached either:
+# measuring it costs about what writing and checking a record would (and a write path,
+# such as `compact`, then writes nothing to the cache).
+SMALLEST_BYTES = 1 << 20
 
 
 class _Total(msgspec.Struct, array_like=True):
@@ -78,6 +83,8 @@ def stored_figures(
     try:
         records = RecordCache(root, "stats", _Record, version=_VERSION)
         before = os.fstat(fd)  # before measuring: a change made since shows as one
+        if before.st_size < SMALLEST_BYTES:
+            return measure_stored(bodies, largest)
         found = records.load(session_path, fd, unchanged_only=True)
         if found is not None:
             mark, record = found

@@ -68,8 +68,9 @@ FIXTURE_FILES = sorted(p.name for p in FIXTURES.glob("*.jsonl"))
 class TestARecordGivesTheMeasuredFigures:
     @pytest.mark.parametrize("name", FIXTURE_FILES)
     def test_every_fixture_read_back_counts_as_measured_at_several_leaves(
-        self, tmp_path: Path, name: str
+        self, tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        monkeypatch.setattr(cache_module, "SMALLEST_BYTES", 0)  # fixtures are small
         path = copy_of(FIXTURES / name, tmp_path)
         try:
             plain = Session.open(path, cache=False)
@@ -169,6 +170,16 @@ class TestARecordStandsOnlyForTheFileAsItWas:
         assert not list((cache / f"stats-{cache_module._VERSION}").glob("*.bin"))
         assert figures(Session.open(path, cache=cache)) == first
         assert len(measured) == 2
+
+    def test_a_small_file_is_measured_each_time_and_keeps_no_record(
+        self, tmp_path: Path, measured: list[int]
+    ) -> None:
+        path = generate(tmp_path / "s.jsonl", entries=100)
+        assert path.stat().st_size < cache_module.SMALLEST_BYTES
+        cache = tmp_path / "cache"
+        first = figures(Session.open(path, cache=cache))
+        assert figures(Session.open(path, cache=cache)) == first and len(measured) == 2
+        assert not (cache / f"stats-{cache_module._VERSION}").exists()
 
     def test_without_a_cache_nothing_is_written(self, tmp_path: Path) -> None:
         path = generate(tmp_path / "s.jsonl", entries=300)
