@@ -17,6 +17,7 @@ functions on dicts. Both ways give the same figures, in the same order.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from typing import Any
 from jsonl_session.context import Projection, as_message
 from jsonl_session.format.entry import StoredEntry, line_blocks, loads_object
 from jsonl_session.format.walk import as_text
-from jsonl_session.line_sizes import DICT_WAY, Measured, measure_message_line
+from jsonl_session.line_sizes import DICT_WAY, DictWay, Measured, measure_message_line
 from jsonl_session.tokens import (
     assistant_chars,
     estimate_projected_context_tokens,
@@ -92,50 +93,109 @@ class Breakdown:
         }
 
 
+@dataclass(slots=True)
+class Stored:
+    """What a session's entries hold whatever its leaf: the figures of every entry
+    (`Breakdown`'s stored part) and each body entry's tokens (see `body_entries`; 0
+    for one that holds no message), from which any path's are added up."""
+
+    stored_tokens: int = 0
+    by_entry_type: Counter[str] = field(default_factory=Counter)
+    by_role: Counter[str] = field(default_factory=Counter)
+    by_tool: Counter[str] = field(default_factory=Counter)
+    largest: list[Largest] = field(default_factory=list)
+    recorded: RecordedUsage = field(default_factory=lambda: RecordedUsage())
+    tokens: list[int] = field(default_factory=list)
+
+
+def body_entries(entries: Sequence[StoredEntry]) -> list[StoredEntry]:
+    """The entries that can hold tokens or usage: the ones `measure_stored` reads."""
+    return [entry for entry in entries if entry.type in _BODY_TYPES]
+
+
 def breakdown(
     entries: Sequence[StoredEntry],
     path: Sequence[StoredEntry],
     projection: Projection,
     *,
     largest: int = 10,
+    stored: Stored | None = None,
 ) -> Breakdown:
     """Tokens stored in ``entries``, on the active ``path`` and in the context its
-    ``projection`` builds."""
+    ``projection`` builds. ``stored``: `measure_stored` of ``entries`` (with
+    ``largest``), when the caller has it (breakdown_cache.py's record)."""
+    bodies = body_entries(entries)
+    if stored is None:
+        stored = measure_stored(bodies, largest)
     out = Breakdown(entries=len(entries))
-    on_path = {id(entry) for entry in path}
-    # the `largest` biggest so far, smallest first: (tokens, -position, entry, role,
-    # tool name); of equal sizes the earlier entry is kept, as a stable sort would
-    top: list[tuple[int, int, StoredEntry, Any, Any]] = []
-    bodies = [entry for entry in entries if entry.type in _BODY_TYPES]
-    tally = UsageTally()
-    position = 0
-    # read from disk in blocks; each line decoded once, for its size and its usage
-    for run, block, start in line_blocks(bodies):
-        view = memoryview(block) if block is not None else None
-        for entry in run:
-            measured = _measure(entry, block, view, start, out.by_tool, tally)
-            position += 1
-            if measured is None:
-                continue
-            tokens, role, tool_name = measured
-            if id(entry) in on_path:
-                out.path_tokens += tokens
-            out.stored_tokens += tokens
-            out.by_entry_type[entry.type] += tokens
-            out.by_role[role] += tokens
-            if largest > 0:
-                item = (tokens, -position, entry, role, tool_name)
-                if len(top) < largest:
-                    heapq.heappush(top, item)
-                elif item[:2] > top[0][:2]:
-                    heapq.heapreplace(top, item)
-    out.recorded = tally.recorded()
+    out.stored_tokens = stored.stored_tokens
+    out.by_entry_type = Counter(stored.by_entry_type)
+    out.by_role = Counter(stored.by_role)
+    out.by_tool = Counter(stored.by_tool)
+    out.largest = list(stored.largest)
+    out.recorded = stored.recorded
+    # by the entries' identities, looked up in C: a path may hold every entry
+    by_entry = dict(zip(map(id, bodies), stored.tokens, strict=True))
+    out.path_tokens = sum(map(by_entry.get, map(id, path), itertools.repeat(0)))
     sent = [m for m in projection.messages if not m.get("excludeFromContext")]
     for message in sent:
         tokens = _count(message, out.by_tool_model)
         out.model_tokens += tokens
         out.by_role_model[as_text(message.get("role"))] += tokens
     out.context_estimate = estimate_projected_context_tokens(projection, path).tokens
+    return out
+
+
+def measure_stored(bodies: Sequence[StoredEntry], largest: int = 10) -> Stored:
+    """The figures of ``bodies`` (`body_entries` of a session's entries, in order):
+    one pass, each line decoded once, for its size and its usage."""
+    out = Stored()
+    # the `largest` biggest so far, smallest first: (tokens, -position, entry, role,
+    # tool name); of equal sizes the earlier entry is kept, as a stable sort would
+    top: list[tuple[int, int, StoredEntry, Any, Any]] = []
+    tally = UsageTally()
+    tools = out.by_tool
+    by_type = out.by_entry_type
+    by_role = out.by_role
+    each = out.tokens
+    stored = 0
+    position = 0
+    for run, block, start in line_blocks(bodies):  # read from disk in blocks
+        view = memoryview(block if block is not None else b"")
+        size = len(view)
+        for entry in run:
+            position += 1
+            measured: Measured | DictWay | None
+            if block is None or entry.inline is not None:
+                measured = _measure(entry, tools, tally)
+            else:
+                at = entry.offset - start
+                end = at + entry.length
+                measured = DICT_WAY
+                # the block holds the whole line, a line end after it (as
+                # `StoredEntry.checked` checks, which raises else; both ways check the id)
+                if entry.type == "message" and (
+                    end == size or (end < size and block[end] in _LINE_ENDS)
+                ):
+                    measured = measure_message_line(entry, view[at:end], tools, tally)
+                if measured is DICT_WAY:
+                    measured = _measure_dict(entry, entry.checked(block, at), tools, tally)
+            if measured is None:
+                each.append(0)
+                continue
+            tokens, role, tool_name = measured
+            each.append(tokens)
+            stored += tokens
+            by_type[entry.type] += tokens
+            by_role[role] += tokens
+            if largest > 0:
+                item = (tokens, -position, entry, role, tool_name)
+                if len(top) < largest:
+                    heapq.heappush(top, item)
+                elif item[:2] > top[0][:2]:
+                    heapq.heapreplace(top, item)
+    out.stored_tokens = stored
+    out.recorded = tally.recorded()
     top.sort(key=lambda item: item[:2], reverse=True)
     out.largest = [Largest(e.id, e.line, _what(r, n), tokens) for tokens, _, e, r, n in top]
     return out
@@ -147,36 +207,16 @@ _BODY_TYPES = USAGE_TYPES | {"custom_message"}
 # --- one entry ---------------------------------------------------------------------
 
 
-def _measure(
-    entry: StoredEntry,
-    block: bytes | None,
-    view: memoryview | None,
-    start: int,
-    tools: Counter[str],
-    tally: UsageTally,
-) -> Measured | None:
-    """The entry's tokens, role and tool name, or None when it holds no message (see
-    `measure_message_line`); its line is in ``block`` (``view``), read at ``start``,
-    unless it is in memory. A message's line is measured by line_sizes.py, unless it
-    refuses it; any other line, the dict way."""
-    if block is None or view is None or entry.inline is not None:
-        raw = entry.raw
-        if entry.type == "message":
-            measured = measure_message_line(entry, raw, tools, tally)
-            if measured is not DICT_WAY:
-                return measured
-        return _measure_dict(entry, raw, tools, tally)
-    at = entry.offset - start
-    end = at + entry.length
-    # the block holds the whole line, a line end after it (as `StoredEntry.checked`
-    # checks, which raises here else; the id is checked by both ways)
-    if entry.type == "message" and (
-        end == len(block) or (end < len(block) and block[end] in _LINE_ENDS)
-    ):
-        measured = measure_message_line(entry, view[at:end], tools, tally)
+def _measure(entry: StoredEntry, tools: Counter[str], tally: UsageTally) -> Measured | None:
+    """The tokens, role and tool name of an entry whose line is in memory, or None
+    when it holds no message (see `measure_message_line`). A message's line is
+    measured by line_sizes.py, unless it refuses it; any other line, the dict way."""
+    raw = entry.raw
+    if entry.type == "message":
+        measured = measure_message_line(entry, raw, tools, tally)
         if measured is not DICT_WAY:
             return measured
-    return _measure_dict(entry, entry.checked(block, at), tools, tally)
+    return _measure_dict(entry, raw, tools, tally)
 
 
 _LINE_ENDS = (10, 13)  # LF, CR

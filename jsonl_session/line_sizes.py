@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import enum
 import itertools
-import math
 from collections import Counter
 from typing import Any, Final, Literal
 
@@ -117,7 +116,8 @@ def measure_message_line(
     (which only a tool result has; None for others), after adding its usage to
     ``tally`` and what it gives a tool to ``tools`` (a tool result's tokens, an
     assistant's tool calls'); None when the line holds no message object; or DICT_WAY,
-    having added nothing, when the dict way must measure it."""
+    having added nothing, when the dict way must measure it. One function, with its
+    names local: it runs for most lines of a session, and calls cost."""
     floats = next(_floats)
     try:
         decoded = _decode(line)
@@ -128,56 +128,62 @@ def measure_message_line(
         return DICT_WAY
     if message is None:
         return None
-    if message.role.__class__ is not str or message.role not in _ROLES:
+    role = message.role
+    if role.__class__ is not str or role not in _ROLES:
         return DICT_WAY
-    try:
-        return _measure(entry, message, next(_floats) != floats + 1, tools, tally)
+    content = message.content
+    floated = next(_floats) != floats + 1  # the line had floats where values are not typed
+    chars = 0
+    try:  # _Refused comes before anything is added anywhere
+        if role == "assistant":
+            calls: list[tuple[str, int]] | None = None  # to tools, once nothing was refused
+            for block in content if content.__class__ is list else ():
+                kind = block.type
+                if kind == "text":
+                    text = block.text
+                    chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
+                elif kind == "thinking":
+                    text = block.thinking
+                    chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
+                elif kind == "toolCall":
+                    call = _chars(block.name) + json_chars(_arguments(block.arguments, floated))
+                    chars += call
+                    if calls is None:
+                        calls = []
+                    calls.append((_text(block.name), -(-call // 4)))
+            tokens = -(-chars // 4)  # math.ceil(chars / 4), in integers
+            if message.usage is not None and entry.role == "assistant":
+                _add_usage(tally, message.usage, _model(message))
+            if calls is not None:
+                for name, call_tokens in calls:
+                    tools[name] += call_tokens
+            return tokens, role, None
+        # a user message or a tool result: its text and images
+        if content.__class__ is str:
+            chars = _chars(content)
+        else:
+            for block in content if content.__class__ is list else ():
+                kind = block.type
+                if kind == "text":
+                    text = block.text  # (ASCII text: its length, without a call)
+                    chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
+                elif kind == "image":
+                    chars += IMAGE_CHARS
+        tokens = -(-chars // 4)
+        # the tool's name first: refused, nothing must have been added to the usage
+        tool = _text(message.tool_name) if role == "toolResult" else None
+        if message.usage is not None and entry.role == "assistant":  # note_usage asks the entry
+            _add_usage(tally, message.usage, _model(message))
+        if tool is not None:
+            tools[tool] += tokens
+            return tokens, role, message.tool_name
+        return tokens, role, None
     except _Refused:
         return DICT_WAY
 
 
-def _measure(
-    entry: StoredEntry, message: _Message, floats: bool, tools: Counter[str], tally: UsageTally
-) -> Measured:
-    """`measure_message_line` of a decoded message; ``floats``: its line had floats
-    where values are not typed. Raises _Refused before adding anything anywhere."""
-    role = message.role
-    content = message.content
-    calls: list[tuple[str, int]] = []  # what goes to tools, once nothing was refused
-    chars = 0
-    if role == "assistant":
-        for block in content if content.__class__ is list else ():
-            kind = block.type
-            if kind == "text":
-                text = block.text
-                chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
-            elif kind == "thinking":
-                text = block.thinking
-                chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
-            elif kind == "toolCall":
-                call = _chars(block.name) + json_chars(_arguments(block.arguments, floats))
-                chars += call
-                calls.append((_text(block.name), math.ceil(call / 4)))
-        tokens = math.ceil(chars / 4)
-    else:  # a user message or a tool result: its text and images
-        if content.__class__ is str:
-            chars = _chars(content)
-        for block in content if content.__class__ is list else ():
-            kind = block.type
-            if kind == "text":
-                text = block.text  # (ASCII text: its length, without a call)
-                chars += len(text) if text.__class__ is str and text.isascii() else _chars(text)
-            elif kind == "image":
-                chars += IMAGE_CHARS
-        tokens = math.ceil(chars / 4)
-        if role == "toolResult":
-            calls.append((_text(message.tool_name), tokens))
-    usage = message.usage
-    if entry.role == "assistant" and usage is not None:  # note_usage asks the entry
-        _add_usage(tally, usage, f"{_text(message.provider)}/{_text(message.model)}")
-    for name, call_tokens in calls:
-        tools[name] += call_tokens
-    return tokens, role, message.tool_name if role == "toolResult" else None
+def _model(message: _Message) -> str:
+    return f"{_text(message.provider)}/{_text(message.model)}"
 
 
 _LOW, _HIGH = -(2**63), 2**64 - 1  # the integers orjson reads as integers

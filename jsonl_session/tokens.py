@@ -66,6 +66,8 @@ def js_length(text: str) -> int:
         # stored 1 or 2 bytes a character: nothing past U+FFFF, so one unit each
         # (the size says so at no cost; encoding a long text is most of its count)
         return len(text)
+    if len(text) <= _SLICE:  # most texts: one encoding, without slicing
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
     return (
         sum(
             len(text[start : start + _SLICE].encode("utf-16-le", "surrogatepass"))

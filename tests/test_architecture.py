@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "context": 3,
     "tokens": 3,
     "breakdown": 3,
+    "breakdown_cache": 3,
     "line_sizes": 3,
     "usage": 3,
     "messages": 3,

@@ -44,6 +44,17 @@ class TestTheEstimate:
         assert js_length("😀") == 2  # one code point, two UTF-16 units
         assert estimate_tokens(user_message("😀😀")) == 1
 
+    @pytest.mark.parametrize("size", [1, 1000, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3 << 20])
+    def test_texts_past_u_ffff_count_two_units_per_such_character_at_any_length(
+        self, size: int
+    ) -> None:
+        # short texts are encoded whole, long ones in slices: the same count either way,
+        # also with an emoji across a slice's edge and a lone surrogate
+        text = ("é\ud800" + "a" * 7 + "😀") * (size // 10 + 1)
+        text = text[:size] + "😀"
+        units = sum(2 if ord(char) > 0xFFFF else 1 for char in text)
+        assert js_length(text) == units
+
     def test_tool_calls_count_their_name_and_compact_json_arguments(self) -> None:
         message = assistant_message("")
         message["content"] = [

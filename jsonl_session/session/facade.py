@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from jsonl_session.breakdown import Breakdown, breakdown
+from jsonl_session.breakdown_cache import stored_figures
 from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
 from jsonl_session.errors import (
     SessionTreeError,
@@ -74,6 +75,7 @@ class Session(EntryAppends):
         )
         self._appender = Appender(state, self._file)
         self._cache: CacheOption = None
+        self._opened_with = -1  # entries when opened (`open`): stats may use its record
 
     # --- opening -------------------------------------------------------------
 
@@ -93,6 +95,7 @@ class Session(EntryAppends):
         loaded = load_entries(file_path, cache=cache)
         session = cls(file_path, loaded, persisted=True, fsync=fsync)
         session._cache = cache  # a fork opens its file the same way
+        session._opened_with = session._state.index.count  # (builds no entry)
         session._appender.redactor = redactor_option(redact)
         return session
 
@@ -290,13 +293,19 @@ class Session(EntryAppends):
         return current_tools(self.build_context(leaf_id).messages)
 
     def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
-        """Where the tokens go: stored, on the active path, model-facing (breakdown.py)."""
+        """Where the tokens go: stored, on the active path, model-facing (breakdown.py);
+        for a session as opened, the stored figures of a file unchanged since they were
+        last measured come from the cache (breakdown_cache.py)."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
         # the projection is of that same path: walked once (`projection` walks it again)
         use_path = bool(target) and target != EMPTY_LEAF
         projection = project_path(path) if use_path else self.projection(leaf_id)
-        return breakdown(self._state.index.order, path, projection, largest=largest)
+        entries = self._state.index.order
+        stored = None
+        if len(entries) == self._opened_with:  # as read from its file: its cached figures
+            stored = stored_figures(self.path, self._cache, entries, largest)
+        return breakdown(entries, path, projection, largest=largest, stored=stored)
 
     # --- moving the leaf -------------------------------------------------------
 

@@ -156,7 +156,7 @@ def still_valid(mark: Stamp, fd: int, seen: Seen | None = None) -> bool:
     return _check(mark, fd, seen) is not None
 
 
-def _check(mark: Stamp, fd: int, seen: Seen | None) -> Seen | None:
+def _check(mark: Stamp, fd: int, seen: Seen | None, *, read: bool = True) -> Seen | None:
     """None if ``fd`` no longer starts with the bytes ``mark`` describes; else the
     file's size and times as checked (to keep in ``.seen``).
 
@@ -173,7 +173,7 @@ def _check(mark: Stamp, fd: int, seen: Seen | None) -> Seen | None:
     known = [(mark.size, mark.mtime_ns, mark.ctime_ns)]
     if seen is not None:
         known.append((seen.size, seen.mtime_ns, seen.ctime_ns))
-    if now not in known and prefix_crc(fd, mark.covered) != mark.crc:
+    if now not in known and (not read or prefix_crc(fd, mark.covered) != mark.crc):
         return None
     return Seen(0, *now)
 
@@ -236,8 +236,12 @@ class RecordCache(Generic[_T]):
             real = self._real_paths[session_path] = os.path.realpath(session_path)
         return real
 
-    def load(self, session_path: Path, fd: int) -> tuple[Stamp, _T] | None:
-        """The record for the file open as ``fd``, if there is one and it still holds."""
+    def load(
+        self, session_path: Path, fd: int, *, unchanged_only: bool = False
+    ) -> tuple[Stamp, _T] | None:
+        """The record for the file open as ``fd``, if there is one and it still holds;
+        ``unchanged_only``: only while the file's size and times are the stamp's (or
+        the last check's), never after reading its covered part for a CRC."""
         target = self.file_for(session_path)
         try:
             data = _read_plain_file(target)
@@ -257,7 +261,7 @@ class RecordCache(Generic[_T]):
                 mark.ctime_ns,
             ):  # else the stamp tells it all
                 seen = _read_seen(target, envelope.checksum)
-            checked = _check(mark, fd, seen)
+            checked = _check(mark, fd, seen, read=not unchanged_only)
             if checked is None:
                 return None
             record: _T = self._decoder.decode(envelope.record)
