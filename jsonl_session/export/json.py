@@ -16,7 +16,7 @@ from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.session import Session
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.runs import Run, iter_runs, runs_of
+from jsonl_session.views.runs import Run, iter_runs, session_runs
 
 
 def export_json(
@@ -52,7 +52,7 @@ def iter_json(session: Session, leaf_id: str | None, redactor: Redactor) -> Iter
     # labels and the name repeat text of label and session_info entries: not counted again
     again = Redactor(enabled=redactor.enabled)
     labels = {k: again.text(v) for k, v in session.labels.items()}
-    tree = _json_runs(runs_of(session.tree(fold=False)), labels, active)
+    tree = _json_runs(session_runs(session, fold=False), labels, active)
     name = again.text(session.name) if session.name else None
     yield (
         f'],"tree":{_text(tree)},"leafId":{_text(leaf)},"name":{_text(name)},'
@@ -68,7 +68,7 @@ def _json_runs(runs: list[Run], labels: dict[str, str], active: set[str]) -> lis
     made: dict[int, dict[str, Any]] = {}
     for run in iter_runs(runs):  # a run comes before its branches
         item = made.setdefault(id(run), {"from": run.from_id})
-        item["entries"] = [_json_node(node.entry, labels, active) for node in run.nodes]
+        item["entries"] = [_json_node(entry, labels, active) for entry in run.entries]
         item["branches"] = [made.setdefault(id(b), {"from": b.from_id}) for b in run.branches]
     return [made[id(run)] for run in runs]
 

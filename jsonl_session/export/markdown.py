@@ -6,7 +6,6 @@ What the export shows is plan.py's; this module only renders an ExportPlan.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 from jsonl_session.export.plan import ExportPlan
@@ -32,8 +31,8 @@ def _pieces(plan: ExportPlan, head: list[str]) -> Iterator[str]:
     yield "".join(f"{line}\n" for line in head)
     for run, entries in plan.shown:
         yield f"## {plan.run_title(run) if run else 'Conversation'}\n\n"
-        for entry in entries:
-            yield "".join(f"{line}\n" for line in _md_entry(plan, plan.take_view(entry)))
+        for view in plan.take_views(entries):
+            yield "".join(f"{line}\n" for line in _md_entry(plan, view))
 
 
 def _ending_once(pieces: Iterable[str]) -> Iterator[str]:
@@ -54,11 +53,11 @@ def _outline(plan: ExportPlan) -> list[str]:
     lines, depth = [], {id(run): 0 for run in plan.runs}
     for run in iter_runs(plan.runs):
         depth.update((id(branch), depth[id(run)] + 1) for branch in run.branches)
-        first, last, count = run.nodes[0].entry, run.nodes[-1].entry, len(run.nodes)
+        first, last, count = run.entries[0], run.entries[-1], len(run.entries)
         facts = [f"{count} entries" if count > 1 else "1 entry"]
         facts += ["**active**"] if run is plan.leaf_run else []
         facts += ["leaf"] if last.id == plan.leaf_id else []
-        labelled = [n.entry.id for n in run.nodes if n.entry.id in plan.labels]
+        labelled = [e.id for e in run.entries if e.id in plan.labels]
         facts += [f"{_code(i)} *{plan.labels[i]}*" for i in labelled]
         summary = plan.view(first).summary(60)
         line = f"**{run.number}** {_code(first.id)} {summary} ({' · '.join(facts)})"
@@ -113,7 +112,11 @@ def _md_part(part: Part) -> list[str]:
 
 
 def _fence(text: str, lang: str = "") -> str:
-    ticks = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
+    """``text`` fenced by more backticks than any run of them in it (at least three)."""
+    longest = 0
+    while "`" * (longest + 1) in text:  # found in C; most texts have no backtick
+        longest += 1
+    ticks = "`" * max(3, 1 + longest)
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 

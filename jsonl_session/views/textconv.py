@@ -12,9 +12,10 @@ import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from jsonl_session.errors import SessionFormatError
-from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
@@ -58,26 +59,38 @@ def textconv_chunks(path: Path | str, *, cache: CacheOption = None) -> Iterator[
         damaged.append((loaded.torn_tail.number, loaded.torn_tail.raw))
     items: list[tuple[int, StoredEntry | bytes]] = [(e.line, e) for e in loaded.entries]
     items.extend(damaged)
+    items.sort(key=lambda pair: pair[0])
     previous: str | None = None
     seen: set[str] = set()
-    for line, item in sorted(items, key=lambda pair: pair[0]):
-        if isinstance(item, bytes):
-            problem = problems.get(line)
-            why = problem.kind if problem is not None else "damaged"
-            yield f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
-            continue
-        yield "\n\n" + _entry_block(item, previous, item.id in seen)
-        seen.add(item.id)
-        previous = item.id
+    for start in range(0, len(items), _BATCH):
+        batch = items[start : start + _BATCH]
+        # the batch's entries' lines in one read, not one each
+        entries = [item for _, item in batch if not isinstance(item, bytes)]
+        bodies = iter(raw_lines(entries))
+        for line, item in batch:
+            if isinstance(item, bytes):
+                problem = problems.get(line)
+                why = problem.kind if problem is not None else "damaged"
+                yield f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
+                continue
+            data = loads_object(next(bodies))
+            yield "\n\n" + _entry_block(item, data, previous, item.id in seen)
+            seen.add(item.id)
+            previous = item.id
     yield "\n"
 
 
-def _entry_block(entry: StoredEntry, previous: str | None, repeated: bool) -> str:
+_BATCH = 1024  # lines of the file taken at once
+
+
+def _entry_block(
+    entry: StoredEntry, data: dict[str, Any], previous: str | None, repeated: bool
+) -> str:
     lines = []
     parent = entry.parent_id
     if parent != previous and (parent is not None or previous is not None):
         lines.append(f">> branch from {parent}" if parent is not None else ">> new root")
-    view = view_entry(entry)
+    view = view_entry(entry, data=data)
     what = (entry.role or "message") if entry.type == "message" else entry.type
     if entry.type == "custom" and entry.custom_type:
         what = f"custom {entry.custom_type}"
