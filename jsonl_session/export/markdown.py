@@ -7,32 +7,53 @@ What the export shows is plan.py's; this module only renders an ExportPlan.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
-from jsonl_session.export.plan import ExportPlan
+from jsonl_session.export.plan import ExportPlan, Spread
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
-from jsonl_session.views.transcript import EntryView, Part
+from jsonl_session.views.transcript import EntryView, Part, view_entry
 
 
 def render_markdown(plan: ExportPlan) -> str:
     return "".join(iter_markdown(plan))
 
 
-def iter_markdown(plan: ExportPlan) -> Iterator[str]:
+def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
     """The Markdown export in pieces, one entry at a time (memory bounded by the
-    largest entry); the pieces joined are the whole document."""
+    largest entry); the pieces joined are the whole document. A long export is
+    rendered by ``workers`` processes (views/slices.py), the same text."""
     head = [f"# {plan.title()}", ""]
-    head += [f"- **{key}:** {value}" for key, value in plan.facts()] + [""]
-    if plan.all_branches:
-        head += ["## Branches", "", *_outline(plan), ""]
-    return _ending_once(_pieces(plan, head))
+    outline = ["## Branches", "", *_outline(plan), ""] if plan.all_branches else []
+    # started before the facts are read, so the workers render while this process reads
+    spread = plan.spread(markdown_entry, plan.labels, workers)
+    head += [f"- **{key}:** {value}" for key, value in plan.facts()] + ["", *outline]
+    return _ending_once(_pieces(plan, head, spread))
 
 
-def _pieces(plan: ExportPlan, head: list[str]) -> Iterator[str]:
+def _pieces(plan: ExportPlan, head: list[str], spread: Spread | None) -> Iterator[str]:
     yield "".join(f"{line}\n" for line in head)
-    for run, entries in plan.shown:
+    for index, (run, entries) in enumerate(plan.shown):
         yield f"## {plan.run_title(run) if run else 'Conversation'}\n\n"
+        if spread is not None:
+            yield from spread.texts_of(index)
+            continue
         for view in plan.take_views(entries):
-            yield "".join(f"{line}\n" for line in _md_entry(plan, view))
+            yield "".join(f"{line}\n" for line in _md_entry(plan.labels, view))
+
+
+def markdown_entry(
+    entry: StoredEntry | bytes,
+    data: dict[str, Any] | None,
+    _said: Any,
+    labels: dict[str, str],
+    redactor: Redactor,
+) -> str:
+    """One entry's Markdown, from its body (views/slices.py's `Render`)."""
+    assert isinstance(entry, StoredEntry)
+    view = view_entry(entry, redactor, data)
+    return "".join(f"{line}\n" for line in _md_entry(labels, view))
 
 
 def _ending_once(pieces: Iterable[str]) -> Iterator[str]:
@@ -65,9 +86,9 @@ def _outline(plan: ExportPlan) -> list[str]:
     return lines
 
 
-def _md_entry(plan: ExportPlan, view: EntryView) -> list[str]:
+def _md_entry(labels: dict[str, str], view: EntryView) -> list[str]:
     entry = view.entry
-    label = plan.labels.get(entry.id)
+    label = labels.get(entry.id)
     tag = f" · label **{label}**" if label else ""
     if view.is_note:
         note = " · ".join(p.text for p in view.parts if p.kind == "note")

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from itertools import chain
+from typing import Any, Literal
 
 from jsonl_session.errors import SessionTreeError
 from jsonl_session.export.replies import reply_usages
@@ -27,6 +28,17 @@ from jsonl_session.session.facade import Session
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run, iter_runs, session_runs
+from jsonl_session.views.slices import (
+    EntryRecord,
+    LazySlices,
+    Render,
+    Slice,
+    export_workers,
+    lines_size,
+    record,
+    rendered,
+    slices_of,
+)
 from jsonl_session.views.transcript import EntryView, view_entry
 
 ExportFormat = Literal["markdown", "html", "json"]
@@ -132,6 +144,31 @@ class ExportPlan:
                     else view_entry(entry, self.redactor, loads_object(raw))
                 )
 
+    def spread(self, render: Render, shared: Any, workers: int | None) -> Spread | None:
+        """The entries shown rendered by ``workers`` processes through ``render`` (with
+        ``shared``), or None when one process renders them (one worker, or a short
+        export). Views made already (a title's, an outline's) were counted here: the
+        workers do not count them again. Call it after those views are made."""
+        size = sum(lines_size(entries) for _, entries in self.shown)
+        count = export_workers(workers, size)
+        if count == 1 or self.session.dialect != "pi":  # another agent's lines are not the file's
+            return None
+        cuts = [
+            (run, cut) for run, (_, entries) in enumerate(self.shown) for cut in slices_of(entries)
+        ]
+        counted = frozenset(self._views)
+        self._views.clear()
+        path = str(self.session.path)
+
+        def make(index: int) -> Slice:
+            run, (start, stop) = cuts[index]
+            records: list[EntryRecord | bytes] = [record(e) for e in self.shown[run][1][start:stop]]
+            return Slice(render, path, self.redactor.enabled, records, shared, counted=counted)
+
+        texts = rendered(LazySlices(len(cuts), make), count, self.redactor)
+        first = next(texts)  # the pool starts now, not when the body is reached
+        return Spread([run for run, _ in cuts], chain([first], texts))
+
     def title(self) -> str:
         if self.name:
             return one_line(self.name, 100)
@@ -166,6 +203,21 @@ class ExportPlan:
 
 
 _BATCH = 1024  # entries whose lines are read from disk at once
+
+
+class Spread:
+    """The texts of the slices of a spread export, taken run by run."""
+
+    def __init__(self, runs: list[int], texts: Iterator[str]) -> None:
+        self._runs = runs  # the run (index in `ExportPlan.shown`) of each slice
+        self._texts = texts
+        self._next = 0
+
+    def texts_of(self, run: int) -> Iterator[str]:
+        """The texts of run ``run``'s slices (take the runs in order)."""
+        while self._next < len(self._runs) and self._runs[self._next] == run:
+            self._next += 1
+            yield next(self._texts)
 
 
 def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:
