@@ -33,8 +33,9 @@ PARALLEL_BYTES = 64 << 20
 """Exports of fewer bytes of lines than this are rendered in the calling process:
 starting a worker (a Python and the package, 0.3-0.5 s) costs what rendering a few
 tens of MB does."""
-SLICE_BYTES = 4 << 20  # bytes of lines a worker renders before handing its text back
-SLICE_ENTRIES = 4096  # ...or this many entries, whichever comes first
+SLICE_BYTES = 1 << 20  # bytes of lines a worker renders before handing its text back
+SLICE_ENTRIES = 1024  # ...or this many entries, whichever comes first
+# (the texts of four slices wait in memory at once: two queued for each worker)
 
 EntryRecord = tuple[Any, ...]  # StoredEntry's fields, its `source` left out
 Render = Callable[[StoredEntry | bytes, dict[str, Any] | None, Any, Any, Redactor], str]
@@ -118,14 +119,17 @@ def rendered(slices: Sequence[Slice], workers: int, redactor: Redactor) -> Itera
     redacted is added to ``redactor``'s counts."""
     for text, counts in in_order(render_slice, slices, workers):
         redactor.counts.update(counts)
-        yield text
+        yield text.decode("utf-8", "surrogatepass")
 
 
 _sources: dict[str, LineSource] = {}  # a worker's open files, one per session
 
 
-def render_slice(job: Slice) -> tuple[str, dict[str, int]]:
-    """A worker's work: the slice's text and what it redacted (by kind)."""
+def render_slice(job: Slice) -> tuple[bytes, dict[str, int]]:
+    """A worker's work: the slice's text and what it redacted (by kind). The text
+    comes back as UTF-8 (lone surrogates kept) and is decoded only when its turn
+    comes: the texts waiting their turn stay compact (a str holding one emoji takes
+    four bytes a character)."""
     source = _sources.get(job.path)
     if source is None and any(not isinstance(r, bytes) and r[-1] is None for r in job.records):
         # a worker serves one export: the file stays open for its next slices
@@ -150,4 +154,4 @@ def render_slice(job: Slice) -> tuple[str, dict[str, int]]:
         pieces.append(job.render(item, data, said, job.shared, redactor))
         if before is not None:
             redactor.counts = before  # the caller counted this entry's secrets
-    return job.separator.join(pieces), dict(redactor.counts)
+    return job.separator.join(pieces).encode("utf-8", "surrogatepass"), dict(redactor.counts)
