@@ -26,6 +26,16 @@ from jsonl_session.cli.options import (
     usage,
 )
 
+ExportWorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Processes to render a long session with (default: one per core; 1: this "
+        "process only). The output is the same.",
+    ),
+]
+
 
 class Format(StrEnum):
     MARKDOWN = "markdown"
@@ -60,6 +70,7 @@ def export(
             "redactions} (for the export itself as JSON: --format json).",
         ),
     ] = False,
+    workers: ExportWorkersOption = None,
 ) -> None:
     """Export as Markdown, one self-contained HTML page, or JSON (entries with the tree)."""
     from jsonl_session import Session, export_chunks, write_export
@@ -73,7 +84,12 @@ def export(
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     # written as it is made: a large session is never held whole
     chunks = export_chunks(
-        session, fmt.value, leaf_id=leaf_id, all_branches=all_branches, redact=redact
+        session,
+        fmt.value,
+        leaf_id=leaf_id,
+        all_branches=all_branches,
+        redact=redact,
+        workers=workers,
     )
     if output is None:
         from jsonl_session.cli.terminal_text import json_visible, visible
@@ -110,12 +126,13 @@ def export(
 
 
 @reports_errors
-def textconv(ctx: typer.Context, file: InputArg) -> None:
+def textconv(ctx: typer.Context, file: InputArg, workers: ExportWorkersOption = None) -> None:
     """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
     from jsonl_session import textconv_chunks
     from jsonl_session.cli.terminal_text import visible
 
     path = session_file(ctx, file)
-    for piece in textconv_chunks(path, cache=cache_for(ctx)):  # written as it is made
+    # written as it is made
+    for piece in textconv_chunks(path, cache=cache_for(ctx), workers=workers):
         sys.stdout.write(visible(piece))
     sys.stdout.flush()

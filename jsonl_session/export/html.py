@@ -45,8 +45,8 @@ def iter_html(plan: ExportPlan) -> Iterator[str]:
     parts = PartRenderer()
     for run, entries in plan.shown:
         yield "\n" + ("<h2>Conversation</h2>" if run is None else _run_heading(plan, run))
-        for entry in entries:
-            yield "\n" + _entry(plan, parts, plan.take_view(entry))
+        for view in plan.take_views(entries):
+            yield "\n" + _entry(plan, parts, view)
     yield "\n</main></body></html>\n"
 
 

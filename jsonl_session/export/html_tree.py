@@ -48,7 +48,7 @@ def run_anchor(run: Run) -> str:
 
 
 def _run_line(plan: ExportPlan, run: Run) -> str:
-    on_path = run.nodes[0].entry.id in plan.active
+    on_path = run.entries[0].id in plan.active
     target = _target(plan, run)
     number = escape(run.number)
     number = (
@@ -56,12 +56,10 @@ def _run_line(plan: ExportPlan, run: Run) -> str:
         if target
         else f'<span class="run">{number}</span>'
     )
-    count = len(run.nodes)
+    count = len(run.entries)
     facts = f'<span class="count">· {count} {"entry" if count == 1 else "entries"}</span>'
     badge = ' <span class="badge">active</span>' if run is plan.leaf_run else ""
-    labels = "".join(
-        _label(plan, node.entry.id) for node in run.nodes if node.entry.id in plan.labels
-    )
+    labels = "".join(_label(plan, entry.id) for entry in run.entries if entry.id in plan.labels)
     css = "on-path" if on_path else ("" if target else "off")
     line = f'{number}<span class="gist">{escape(_gist(plan, run))}</span> {facts}{badge}{labels}'
     return (
@@ -75,14 +73,14 @@ def _target(plan: ExportPlan, run: Run) -> str:
     """Where the run is on the page: its heading, or its first entry shown; "" if not shown."""
     if plan.all_branches:
         return run_anchor(run)
-    first = next((n.entry.id for n in run.nodes if n.entry.id in plan.anchors), None)
+    first = next((e.id for e in run.entries if e.id in plan.anchors), None)
     return f"e-{first}" if first else ""
 
 
 def _gist(plan: ExportPlan, run: Run) -> str:
     """What a run is about: its first user message, else its first message or summary,
     else its first entry (only the entry chosen is viewed, so redacted and counted)."""
-    early = [node.entry for node in run.nodes[:50]]
+    early = run.entries[:50]
     entry = next((e for e in early if e.role == "user"), None)
     entry = entry or next((e for e in early if e.type in _SAYS), None) or early[0]
     chosen = plan.view(entry)

@@ -16,7 +16,17 @@ from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.session import Session
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.runs import Run, iter_runs, runs_of
+from jsonl_session.views.runs import Run, session_runs
+from jsonl_session.views.slices import (
+    EntryRecord,
+    LazySlices,
+    Slice,
+    export_workers,
+    lines_size,
+    record,
+    rendered,
+    slices_of,
+)
 
 
 def export_json(
@@ -33,44 +43,94 @@ def export_json(
 
 
 _BATCH = 1024  # entries whose lines are read from disk at once
+_TREE_BATCH = 256  # entries of the tree written in one piece (a few dozen bytes each)
 
 
-def iter_json(session: Session, leaf_id: str | None, redactor: Redactor) -> Iterator[str]:
+def iter_json(
+    session: Session, leaf_id: str | None, redactor: Redactor, workers: int | None = 1
+) -> Iterator[str]:
     """The JSON document of `export_json` in pieces, one entry at a time (memory
-    bounded by the largest entry); ``redactor`` counts what it replaced."""
+    bounded by the largest entry); ``redactor`` counts what it replaced. A long
+    session's entries are written by ``workers`` processes (views/slices.py)."""
     leaf = leaf_id if leaf_id is not None else session.leaf_id
     try:
         active = {e.id for e in session.branch_path(leaf)} if leaf else set()
     except SessionTreeError:
         active = set()
-    yield '{"header":' + _text(redactor.value(session.header_data)) + ',"entries":['
     entries = session.entries
-    for start in range(0, len(entries), _BATCH):
-        batch = entries[start : start + _BATCH]
-        for index, raw in enumerate(raw_lines(batch), start=start):
-            yield ("," if index else "") + _text(redactor.value(loads_object(raw)))
+    # another agent's file: its entries' lines are not the file's, one process reads it
+    count = export_workers(workers, lines_size(entries)) if session.dialect == "pi" else 1
+    yield '{"header":' + _text(redactor.value(session.header_data)) + ',"entries":['
+    if count > 1:
+        cuts = slices_of(entries)
+        path = str(session.path)
+
+        def make(index: int) -> Slice:
+            start, stop = cuts[index]
+            records: list[EntryRecord | bytes] = [record(e) for e in entries[start:stop]]
+            return Slice(json_entry, path, redactor.enabled, records, separator=",")
+
+        texts = rendered(LazySlices(len(cuts), make), count, redactor)
+        for index, text in enumerate(texts):
+            yield ("," if index else "") + text
+    else:
+        for start in range(0, len(entries), _BATCH):
+            batch = entries[start : start + _BATCH]
+            for index, raw in enumerate(raw_lines(batch), start=start):
+                yield ("," if index else "") + _text(redactor.value(loads_object(raw)))
     # labels and the name repeat text of label and session_info entries: not counted again
     again = Redactor(enabled=redactor.enabled)
     labels = {k: again.text(v) for k, v in session.labels.items()}
-    tree = _json_runs(runs_of(session.tree(fold=False)), labels, active)
+    yield '],"tree":'
+    yield from _tree_pieces(session_runs(session, fold=False), labels, active)
     name = again.text(session.name) if session.name else None
-    yield (
-        f'],"tree":{_text(tree)},"leafId":{_text(leaf)},"name":{_text(name)},'
-        f'"labels":{_text(labels)}}}\n'
-    )
+    yield f',"leafId":{_text(leaf)},"name":{_text(name)},"labels":{_text(labels)}}}\n'
+
+
+def json_entry(
+    _entry: StoredEntry | bytes,
+    data: dict[str, Any] | None,
+    _said: Any,
+    _shared: Any,
+    redactor: Redactor,
+) -> str:
+    """One entry of the document, from its body (views/slices.py's `Render`)."""
+    return _text(redactor.value(data))
 
 
 def _text(value: Any) -> str:
     return dumps(value).decode()
 
 
-def _json_runs(runs: list[Run], labels: dict[str, str], active: set[str]) -> list[dict[str, Any]]:
-    made: dict[int, dict[str, Any]] = {}
-    for run in iter_runs(runs):  # a run comes before its branches
-        item = made.setdefault(id(run), {"from": run.from_id})
-        item["entries"] = [_json_node(node.entry, labels, active) for node in run.nodes]
-        item["branches"] = [made.setdefault(id(b), {"from": b.from_id}) for b in run.branches]
-    return [made[id(run)] for run in runs]
+def _tree_pieces(runs: list[Run], labels: dict[str, str], active: set[str]) -> Iterator[str]:
+    """The runs as JSON, ``[{"from", "entries", "branches"}, ...]``, written as they
+    are walked (a run's entries a batch at a time), not built as one value: the text
+    is what dumping the whole tree writes."""
+    pending: list[Run | str] = ["]"]
+    pending.extend(_between(runs))
+    yield "["
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            yield item
+            continue
+        yield '{"from":' + _text(item.from_id) + ',"entries":['
+        for start in range(0, len(item.entries), _TREE_BATCH):
+            nodes = item.entries[start : start + _TREE_BATCH]
+            text = ",".join(_text(_json_node(entry, labels, active)) for entry in nodes)
+            yield ("," if start else "") + text
+        yield '],"branches":['
+        pending.append("]}")
+        pending.extend(_between(item.branches))
+
+
+def _between(runs: list[Run]) -> list[Run | str]:
+    """``runs`` with commas between them, reversed (for a stack to pop in order)."""
+    out: list[Run | str] = []
+    for index, run in enumerate(runs):
+        out += [",", run] if index else [run]
+    out.reverse()
+    return out
 
 
 def _json_node(entry: StoredEntry, labels: dict[str, str], active: set[str]) -> dict[str, Any]:

@@ -6,34 +6,54 @@ What the export shows is plan.py's; this module only renders an ExportPlan.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
+from typing import Any
 
-from jsonl_session.export.plan import ExportPlan
+from jsonl_session.export.plan import ExportPlan, Spread
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
-from jsonl_session.views.transcript import EntryView, Part
+from jsonl_session.views.transcript import EntryView, Part, view_entry
 
 
 def render_markdown(plan: ExportPlan) -> str:
     return "".join(iter_markdown(plan))
 
 
-def iter_markdown(plan: ExportPlan) -> Iterator[str]:
+def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
     """The Markdown export in pieces, one entry at a time (memory bounded by the
-    largest entry); the pieces joined are the whole document."""
+    largest entry); the pieces joined are the whole document. A long export is
+    rendered by ``workers`` processes (views/slices.py), the same text."""
     head = [f"# {plan.title()}", ""]
-    head += [f"- **{key}:** {value}" for key, value in plan.facts()] + [""]
-    if plan.all_branches:
-        head += ["## Branches", "", *_outline(plan), ""]
-    return _ending_once(_pieces(plan, head))
+    outline = ["## Branches", "", *_outline(plan), ""] if plan.all_branches else []
+    # started before the facts are read, so the workers render while this process reads
+    spread = plan.spread(markdown_entry, plan.labels, workers)
+    head += [f"- **{key}:** {value}" for key, value in plan.facts()] + ["", *outline]
+    return _ending_once(_pieces(plan, head, spread))
 
 
-def _pieces(plan: ExportPlan, head: list[str]) -> Iterator[str]:
+def _pieces(plan: ExportPlan, head: list[str], spread: Spread | None) -> Iterator[str]:
     yield "".join(f"{line}\n" for line in head)
-    for run, entries in plan.shown:
+    for index, (run, entries) in enumerate(plan.shown):
         yield f"## {plan.run_title(run) if run else 'Conversation'}\n\n"
-        for entry in entries:
-            yield "".join(f"{line}\n" for line in _md_entry(plan, plan.take_view(entry)))
+        if spread is not None:
+            yield from spread.texts_of(index)
+            continue
+        for view in plan.take_views(entries):
+            yield "".join(f"{line}\n" for line in _md_entry(plan.labels, view))
+
+
+def markdown_entry(
+    entry: StoredEntry | bytes,
+    data: dict[str, Any] | None,
+    _said: Any,
+    labels: dict[str, str],
+    redactor: Redactor,
+) -> str:
+    """One entry's Markdown, from its body (views/slices.py's `Render`)."""
+    assert isinstance(entry, StoredEntry)
+    view = view_entry(entry, redactor, data)
+    return "".join(f"{line}\n" for line in _md_entry(labels, view))
 
 
 def _ending_once(pieces: Iterable[str]) -> Iterator[str]:
@@ -54,11 +74,11 @@ def _outline(plan: ExportPlan) -> list[str]:
     lines, depth = [], {id(run): 0 for run in plan.runs}
     for run in iter_runs(plan.runs):
         depth.update((id(branch), depth[id(run)] + 1) for branch in run.branches)
-        first, last, count = run.nodes[0].entry, run.nodes[-1].entry, len(run.nodes)
+        first, last, count = run.entries[0], run.entries[-1], len(run.entries)
         facts = [f"{count} entries" if count > 1 else "1 entry"]
         facts += ["**active**"] if run is plan.leaf_run else []
         facts += ["leaf"] if last.id == plan.leaf_id else []
-        labelled = [n.entry.id for n in run.nodes if n.entry.id in plan.labels]
+        labelled = [e.id for e in run.entries if e.id in plan.labels]
         facts += [f"{_code(i)} *{plan.labels[i]}*" for i in labelled]
         summary = plan.view(first).summary(60)
         line = f"**{run.number}** {_code(first.id)} {summary} ({' · '.join(facts)})"
@@ -66,9 +86,9 @@ def _outline(plan: ExportPlan) -> list[str]:
     return lines
 
 
-def _md_entry(plan: ExportPlan, view: EntryView) -> list[str]:
+def _md_entry(labels: dict[str, str], view: EntryView) -> list[str]:
     entry = view.entry
-    label = plan.labels.get(entry.id)
+    label = labels.get(entry.id)
     tag = f" · label **{label}**" if label else ""
     if view.is_note:
         note = " · ".join(p.text for p in view.parts if p.kind == "note")
@@ -113,7 +133,11 @@ def _md_part(part: Part) -> list[str]:
 
 
 def _fence(text: str, lang: str = "") -> str:
-    ticks = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
+    """``text`` fenced by more backticks than any run of them in it (at least three)."""
+    longest = 0
+    while "`" * (longest + 1) in text:  # found in C; most texts have no backtick
+        longest += 1
+    ticks = "`" * max(3, 1 + longest)
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 

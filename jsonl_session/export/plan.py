@@ -14,16 +14,31 @@ the name, the header), however often the export shows it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import cached_property
+from itertools import chain
+from typing import Any, Literal
 
 from jsonl_session.errors import SessionTreeError
-from jsonl_session.format.entry import StoredEntry
+from jsonl_session.export.replies import reply_usages
+from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text, finite_number
 from jsonl_session.session.facade import Session
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.runs import Run, iter_runs, runs_of
+from jsonl_session.views.runs import Run, iter_runs, session_runs
+from jsonl_session.views.slices import (
+    EntryRecord,
+    LazySlices,
+    Render,
+    Slice,
+    export_workers,
+    lines_size,
+    record,
+    rendered,
+    slices_of,
+)
 from jsonl_session.views.transcript import EntryView, view_entry
 
 ExportFormat = Literal["markdown", "html", "json"]
@@ -59,23 +74,36 @@ class ExportPlan:
                 raise
             path = []  # a cycle: every branch is still shown, none highlighted
         self.path = [e for e in path if not (e.is_leaf_marker or e.type == "label")]
-        self.active = {e.id for e in path}
-        self.runs = runs_of(session.tree())
+        self._path_ids = [e.id for e in path]
         self.labels = {k: self.redactor.text(v) for k, v in session.labels.items()}
         self.name = self.redactor.text(session.name) if session.name else None
         self._views: dict[str, EntryView] = {}
         self.shown: list[tuple[Run | None, list[StoredEntry]]] = (
-            [(run, [n.entry for n in run.nodes]) for run in iter_runs(self.runs)]
+            [(run, run.entries) for run in iter_runs(self.runs)]
             if all_branches
             else [(None, self.path)]
         )
-        self.anchors = {e.id for _, entries in self.shown for e in entries}
-        self.leaf_run = next(
-            (
-                run
-                for run in iter_runs(self.runs)
-                if any(n.entry.id == self.leaf_id for n in run.nodes)
-            ),
+
+    @cached_property
+    def runs(self) -> list[Run]:
+        """The session's runs (views/runs.py)."""
+        return session_runs(self.session)
+
+    @cached_property
+    def active(self) -> set[str]:
+        """The ids on the path to the leaf (markers and labels included)."""
+        return set(self._path_ids)
+
+    @cached_property
+    def anchors(self) -> set[str]:
+        """The ids of the entries the export shows."""
+        return {e.id for _, entries in self.shown for e in entries}
+
+    @cached_property
+    def leaf_run(self) -> Run | None:
+        """The run that holds the leaf."""
+        return next(
+            (run for run in iter_runs(self.runs) if any(e.id == self.leaf_id for e in run.entries)),
             None,
         )
 
@@ -103,6 +131,44 @@ class ExportPlan:
         made = self._views.pop(entry.id, None)
         return made if made is not None else view_entry(entry, self.redactor)
 
+    def take_views(self, entries: Sequence[StoredEntry]) -> Iterator[EntryView]:
+        """`take_view` of each entry in turn, their lines read from disk a batch at a
+        time (one read for many entries, not one each)."""
+        for start in range(0, len(entries), _BATCH):
+            batch = entries[start : start + _BATCH]
+            for entry, raw in zip(batch, raw_lines(batch), strict=True):
+                made = self._views.pop(entry.id, None)
+                yield (
+                    made
+                    if made is not None
+                    else view_entry(entry, self.redactor, loads_object(raw))
+                )
+
+    def spread(self, render: Render, shared: Any, workers: int | None) -> Spread | None:
+        """The entries shown rendered by ``workers`` processes through ``render`` (with
+        ``shared``), or None when one process renders them (one worker, or a short
+        export). Views made already (a title's, an outline's) were counted here: the
+        workers do not count them again. Call it after those views are made."""
+        size = sum(lines_size(entries) for _, entries in self.shown)
+        count = export_workers(workers, size)
+        if count == 1 or self.session.dialect != "pi":  # another agent's lines are not the file's
+            return None
+        cuts = [
+            (run, cut) for run, (_, entries) in enumerate(self.shown) for cut in slices_of(entries)
+        ]
+        counted = frozenset(self._views)
+        self._views.clear()
+        path = str(self.session.path)
+
+        def make(index: int) -> Slice:
+            run, (start, stop) = cuts[index]
+            records: list[EntryRecord | bytes] = [record(e) for e in self.shown[run][1][start:stop]]
+            return Slice(render, path, self.redactor.enabled, records, shared, counted=counted)
+
+        texts = rendered(LazySlices(len(cuts), make), count, self.redactor)
+        first = next(texts)  # the pool starts now, not when the body is reached
+        return Spread([run for run, _ in cuts], chain([first], texts))
+
     def title(self) -> str:
         if self.name:
             return one_line(self.name, 100)
@@ -125,46 +191,65 @@ class ExportPlan:
         if self.name:
             facts.append(("name", self.name))
         ends = sum(not run.branches for run in iter_runs(self.runs))
-        entries = f"{len(self.session.entries)}, {ends} branches" if ends > 1 else ""
-        facts.append(("entries", entries or str(len(self.session.entries))))
-        facts += _usage_facts([e for _, shown in self.shown for e in shown])
+        count = self.session.revision
+        facts.append(("entries", f"{count}, {ends} branches" if ends > 1 else str(count)))
+        facts += usage_facts([e for _, shown in self.shown for e in shown])
         shown = "every branch" if self.all_branches else f"the path to {self.leaf_id or '(none)'}"
         facts.append(("exported", shown))
-        if self.session.problems:
-            facts.append(("problems", f"{len(self.session.problems)} (see jsonl-session doctor)"))
+        problems = self.session.problems
+        if problems:
+            facts.append(("problems", f"{len(problems)} (see jsonl-session doctor)"))
         return facts
 
 
+_BATCH = 1024  # entries whose lines are read from disk at once
+
+
+class Spread:
+    """The texts of the slices of a spread export, taken run by run."""
+
+    def __init__(self, runs: list[int], texts: Iterator[str]) -> None:
+        self._runs = runs  # the run (index in `ExportPlan.shown`) of each slice
+        self._texts = texts
+        self._next = 0
+
+    def texts_of(self, run: int) -> Iterator[str]:
+        """The texts of run ``run``'s slices (take the runs in order)."""
+        while self._next < len(self._runs) and self._runs[self._next] == run:
+            self._next += 1
+            yield next(self._texts)
+
+
 def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:
-    model = thinking = ""
-    for entry in path:
+    """The model of the last model change or reply on the path, and the level of the
+    last thinking-level change (read backwards: only those two entries are decoded)."""
+    model = thinking = None
+    for entry in reversed(path):
         if entry.type == "model_change" or entry.role == "assistant":
-            data = entry.data()
-            source = data.get("message", {}) if entry.type == "message" else data
-            key = "modelId" if entry.type == "model_change" else "model"
-            model = f"{as_text(source.get('provider'))}/{as_text(source.get(key))}"
-        elif entry.type == "thinking_level_change":
+            if model is None:
+                data = entry.data()
+                source = data.get("message", {}) if entry.type == "message" else data
+                key = "modelId" if entry.type == "model_change" else "model"
+                model = f"{as_text(source.get('provider'))}/{as_text(source.get(key))}"
+        elif entry.type == "thinking_level_change" and thinking is None:
             thinking = as_text(entry.data().get("thinkingLevel"))
-    return model, thinking
+        if model is not None and thinking is not None:
+            break
+    return model or "", thinking or ""
 
 
-def _usage_facts(entries: list[StoredEntry]) -> list[tuple[str, str]]:
+def usage_facts(entries: list[StoredEntry]) -> list[tuple[str, str]]:
     """Messages by role and the tokens and cost the assistant replies report."""
     roles: dict[str, int] = {}
     calls = 0
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     for entry in entries:
-        if entry.type != "message" or entry.role is None:
-            continue
-        roles[entry.role] = roles.get(entry.role, 0) + 1
-        if entry.role != "assistant":
-            continue
-        message = entry.data().get("message", {})
-        content = message.get("content")
-        if isinstance(content, list):
-            calls += sum(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
-        usage = message.get("usage")
+        if entry.type == "message" and entry.role is not None:
+            roles[entry.role] = roles.get(entry.role, 0) + 1
+    replies = [e for e in entries if e.type == "message" and e.role == "assistant"]
+    for content_calls, usage in reply_usages(replies):
+        calls += content_calls
         if isinstance(usage, dict):
             for key in tokens:
                 value = finite_number(usage.get(key))

@@ -46,18 +46,22 @@ def export_chunks(
     leaf_id: str | None = None,
     all_branches: bool = False,
     redact: bool = False,
+    workers: int | None = 1,
 ) -> ExportChunks:
-    """The export of `export_session`, in pieces to write as they come."""
+    """The export of `export_session`, in pieces to write as they come. ``workers``:
+    processes a long Markdown or JSON export is rendered by (None: one per core; the
+    text is the same). They are spawned, so a script asking for more than one must
+    keep its work under ``if __name__ == "__main__":`` (see catalog/parallel.py)."""
     if fmt == "json":
         redactor = Redactor(enabled=redact)
-        return ExportChunks(iter_json(session, leaf_id, redactor), redactor)
+        return ExportChunks(iter_json(session, leaf_id, redactor, workers), redactor)
     plan = ExportPlan(session, leaf_id, all_branches, redact)
     if fmt == "html":
         # Markdown and highlighting libraries load only for the page
         from jsonl_session.export.html import iter_html
 
         return ExportChunks(iter_html(plan), plan.redactor)
-    return ExportChunks(iter_markdown(plan), plan.redactor)
+    return ExportChunks(iter_markdown(plan, workers), plan.redactor)
 
 
 def export_session(

@@ -102,7 +102,18 @@ def dumps_within_64_bits(value: Any) -> bytes:
     out = orjson.dumps(value)
     # the substring tests find in C what the pattern must start with; the pattern
     # alone costs ~15 ns a byte, most of `stats` on a session of large tool calls
-    if (b".0" not in out and b"e+" not in out) or _INTEGRAL_FLOAT.search(out) is None:
+    # (".0" alone is in most tool outputs: what must follow it is tested too)
+    if b"e+" not in out and (
+        b".0" not in out
+        or (
+            b".0," not in out
+            and b".0]" not in out
+            and b".0}" not in out
+            and not out.endswith(b".0")
+        )
+    ):
+        return out
+    if _INTEGRAL_FLOAT.search(out) is None:
         return out
     return orjson.dumps(_js_numbers(value))
 

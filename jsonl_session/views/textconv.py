@@ -12,12 +12,22 @@ import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from jsonl_session.errors import SessionFormatError
-from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
+from jsonl_session.views.redact import Redactor
+from jsonl_session.views.slices import (
+    LazySlices,
+    Slice,
+    export_workers,
+    record,
+    rendered,
+    slices_of,
+)
 from jsonl_session.views.transcript import Part, dump_json, view_entry
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -34,9 +44,13 @@ def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
     return "".join(textconv_chunks(path, cache=cache))
 
 
-def textconv_chunks(path: Path | str, *, cache: CacheOption = None) -> Iterator[str]:
+def textconv_chunks(
+    path: Path | str, *, cache: CacheOption = None, workers: int | None = 1
+) -> Iterator[str]:
     """The transcript of `textconv` in pieces, one line of the file at a time, to
-    write as they come (memory bounded by the largest entry, not the session)."""
+    write as they come (memory bounded by the largest entry, not the session). A long
+    file is rendered by ``workers`` processes (views/slices.py; None: one per core),
+    the same text; they are spawned (see catalog/parallel.py)."""
     try:
         loaded = load_entries(path, cache=cache)
     except SessionFormatError as exc:
@@ -52,32 +66,95 @@ def textconv_chunks(path: Path | str, *, cache: CacheOption = None) -> Iterator[
     if header:
         head.append(f"header {dump_json(header, indent=False)}")
     yield "\n".join(head)
-    problems = {p.line: p for p in loaded.problems if p.line is not None}
+    problems: dict[int, str] = {p.line: p.kind for p in loaded.problems if p.line is not None}
     damaged = [(b.line, b.raw) for b in loaded.bad_lines]
     if loaded.torn_tail is not None:
         damaged.append((loaded.torn_tail.number, loaded.torn_tail.raw))
     items: list[tuple[int, StoredEntry | bytes]] = [(e.line, e) for e in loaded.entries]
     items.extend(damaged)
-    previous: str | None = None
-    seen: set[str] = set()
-    for line, item in sorted(items, key=lambda pair: pair[0]):
-        if isinstance(item, bytes):
-            problem = problems.get(line)
-            why = problem.kind if problem is not None else "damaged"
-            yield f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
-            continue
-        yield "\n\n" + _entry_block(item, previous, item.id in seen)
-        seen.add(item.id)
-        previous = item.id
+    items.sort(key=lambda pair: pair[0])
+    sizes = [len(item) if isinstance(item, bytes) else item.length for _, item in items]
+    # another agent's file: its entries' lines are not the file's, one process reads it
+    count = export_workers(workers, sum(sizes)) if loaded.dialect == "pi" else 1
+    if count > 1:
+        slices = _slices(items, sizes, problems, str(loaded.path or path))
+        yield from rendered(slices, count, Redactor(enabled=False))
+        yield "\n"
+        return
+    befores = _befores(items, problems)
+    for start in range(0, len(items), _BATCH):
+        batch = items[start : start + _BATCH]
+        # the batch's entries' lines in one read, not one each
+        entries = [item for _, item in batch if not isinstance(item, bytes)]
+        bodies = iter(raw_lines(entries))
+        for (_, item), before in zip(batch, befores, strict=False):
+            data = None if isinstance(item, bytes) else loads_object(next(bodies))
+            yield item_block(item, data, before, None, None)
     yield "\n"
 
 
-def _entry_block(entry: StoredEntry, previous: str | None, repeated: bool) -> str:
+def _befores(
+    items: list[tuple[int, StoredEntry | bytes]], problems: dict[int, str]
+) -> Iterator[Any]:
+    """What each line's block says of the lines before it: for an entry, the entry
+    before it and whether its id came before; for a damaged line, its number and why."""
+    previous: str | None = None
+    seen: set[str] = set()
+    for line, item in items:
+        if isinstance(item, bytes):
+            yield line, problems.get(line, "damaged")
+            continue
+        yield previous, item.id in seen
+        seen.add(item.id)
+        previous = item.id
+
+
+def _slices(
+    items: list[tuple[int, StoredEntry | bytes]],
+    sizes: list[int],
+    problems: dict[int, str],
+    path: str,
+) -> LazySlices:
+    cuts = slices_of(sizes)
+    befores = _befores(items, problems)  # taken slice by slice, in order
+
+    def make(index: int) -> Slice:
+        start, stop = cuts[index]
+        part = [item for _, item in items[start:stop]]
+        records = [item if isinstance(item, bytes) else record(item) for item in part]
+        context = [next(befores) for _ in part]
+        return Slice(item_block, path, False, records, context=context)
+
+    return LazySlices(len(cuts), make)
+
+
+def item_block(
+    item: StoredEntry | bytes,
+    data: dict[str, Any] | None,
+    before: Any,
+    _shared: Any,
+    _redactor: Any,
+) -> str:
+    """The block of one line of the file (views/slices.py's `Render`)."""
+    if isinstance(item, bytes):
+        line, why = before
+        return f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
+    assert data is not None
+    previous, repeated = before
+    return "\n\n" + _entry_block(item, data, previous, repeated)
+
+
+_BATCH = 1024  # lines of the file taken at once
+
+
+def _entry_block(
+    entry: StoredEntry, data: dict[str, Any], previous: str | None, repeated: bool
+) -> str:
     lines = []
     parent = entry.parent_id
     if parent != previous and (parent is not None or previous is not None):
         lines.append(f">> branch from {parent}" if parent is not None else ">> new root")
-    view = view_entry(entry)
+    view = view_entry(entry, data=data)
     what = (entry.role or "message") if entry.type == "message" else entry.type
     if entry.type == "custom" and entry.custom_type:
         what = f"custom {entry.custom_type}"

@@ -69,10 +69,14 @@ def dump_json(value: Any, *, indent: bool = True) -> str:
         return dumps_indented(value)
 
 
-def view_entry(entry: StoredEntry, redactor: Redactor | None = None) -> EntryView:
-    """The readable view of one entry; every text in it has been through ``redactor``."""
+def view_entry(
+    entry: StoredEntry, redactor: Redactor | None = None, data: dict[str, Any] | None = None
+) -> EntryView:
+    """The readable view of one entry; every text in it has been through ``redactor``.
+    ``data``: the entry's body when the caller has read it already (`StoredEntry.data`)."""
     r = redactor or Redactor(enabled=False)
-    data = entry.data()
+    if data is None:
+        data = entry.data()
     kind = entry.type
     if kind == "message":
         message = data.get("message")

@@ -1,0 +1,157 @@
+"""A long export or transcript rendered on every core: its entries cut into slices,
+each slice rendered by a worker process, the texts taken back in order, so the output
+is byte for byte what one process writes.
+
+Owns when an export is long enough to spread (`PARALLEL_BYTES` of lines), the slices
+(`Slice`: the entries' envelopes and where their lines are, never the session), and
+`render_slice`, what a worker does: it reads only its slice's lines from the file
+(by offset, a batch at a time), renders each entry with the slice's `render`
+function (the one the one-process export uses: export/markdown.py's, export/json.py's,
+textconv.py's) and hands back the text and what it redacted. Its memory is one
+slice's, whatever the size of the session. The pool (spawned processes, results in
+order) is catalog/parallel.py's; what goes around the entries is the caller's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from jsonl_session.catalog.parallel import in_order, usable_cores
+from jsonl_session.errors import JsonlSessionError
+from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
+from jsonl_session.storage.lines import LineSource
+from jsonl_session.views.redact import Redactor
+
+PARALLEL_BYTES = 64 << 20
+"""Exports of fewer bytes of lines than this are rendered in the calling process:
+starting a worker (a Python and the package, 0.3-0.5 s) costs what rendering a few
+tens of MB does."""
+SLICE_BYTES = 1 << 20  # bytes of lines a worker renders before handing its text back
+SLICE_ENTRIES = 1024  # ...or this many entries, whichever comes first
+# (the texts of four slices wait in memory at once: two queued for each worker)
+
+EntryRecord = tuple[Any, ...]  # StoredEntry's fields, its `source` left out
+Render = Callable[[StoredEntry | bytes, dict[str, Any] | None, Any, Any, Redactor], str]
+"""How an entry is rendered: (the entry, or a damaged line's bytes; its body; what
+the caller says of that entry; what the caller says of all; the redactor) -> text.
+A module-level function, so a worker finds it by name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """What a worker renders: entries in order, as records (StoredEntry rebuilds
+    them; a damaged line as its bytes), read from ``path``, each through ``render``
+    with its item of ``context`` (or None) and ``shared``, the texts joined by
+    ``separator``. ``counted``: entries whose secrets the caller has counted already
+    (it showed them early, in a title or an outline)."""
+
+    render: Render
+    path: str
+    redact: bool
+    records: list[EntryRecord | bytes]
+    shared: Any = None
+    context: list[Any] | None = None
+    counted: frozenset[str] = frozenset()
+    separator: str = ""
+
+
+def export_workers(workers: int | None, size: int) -> int:
+    """How many processes render an export of ``size`` bytes of lines: ``workers``
+    (None: one per usable core), and one when the export is short."""
+    if workers is not None and workers < 1:
+        raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
+    wanted = usable_cores() if workers is None else workers
+    return 1 if size < PARALLEL_BYTES else wanted
+
+
+def lines_size(entries: Sequence[StoredEntry]) -> int:
+    return sum(entry.length for entry in entries)
+
+
+def slices_of(items: Sequence[StoredEntry | int]) -> list[tuple[int, int]]:
+    """Entries (or their sizes) cut into (start, stop) ranges of about `SLICE_BYTES`
+    of lines or `SLICE_ENTRIES` entries."""
+    cuts: list[tuple[int, int]] = []
+    start = size = 0
+    for index, item in enumerate(items):
+        size += item if isinstance(item, int) else item.length
+        if size >= SLICE_BYTES or index + 1 - start >= SLICE_ENTRIES:
+            cuts.append((start, index + 1))
+            start, size = index + 1, 0
+    if start < len(items):
+        cuts.append((start, len(items)))
+    return cuts
+
+
+def record(entry: StoredEntry) -> EntryRecord:
+    """``entry`` as a record a worker rebuilds it from (its open file stays here)."""
+    return msgspec.structs.astuple(entry)[:-1]
+
+
+class LazySlices(Sequence[Slice]):
+    """Slices made when the pool asks for them, so the records of a whole session
+    are never held at once."""
+
+    def __init__(self, count: int, make: Any) -> None:
+        self._count = count
+        self._make = make
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._make(i) for i in range(*index.indices(self._count))]
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        return self._make(index % self._count)
+
+
+def rendered(slices: Sequence[Slice], workers: int, redactor: Redactor) -> Iterator[str]:
+    """Each slice's text, in order, rendered by ``workers`` processes; what they
+    redacted is added to ``redactor``'s counts."""
+    for text, counts in in_order(render_slice, slices, workers):
+        redactor.counts.update(counts)
+        yield text.decode("utf-8", "surrogatepass")
+
+
+_sources: dict[str, LineSource] = {}  # a worker's open files, one per session
+
+
+def render_slice(job: Slice) -> tuple[bytes, dict[str, int]]:
+    """A worker's work: the slice's text and what it redacted (by kind). The text
+    comes back as UTF-8 (lone surrogates kept) and is decoded only when its turn
+    comes: the texts waiting their turn stay compact (a str holding one emoji takes
+    four bytes a character)."""
+    source = _sources.get(job.path)
+    if source is None and any(not isinstance(r, bytes) and r[-1] is None for r in job.records):
+        # a worker serves one export: the file stays open for its next slices
+        fd = os.open(job.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        source = _sources[job.path] = LineSource(Path(job.path), fd)
+    redactor = Redactor(enabled=job.redact)
+    items = [item if isinstance(item, bytes) else StoredEntry(*item) for item in job.records]
+    entries = [item for item in items if isinstance(item, StoredEntry)]
+    for entry in entries:
+        entry.source = source
+    bodies = iter(raw_lines(entries))
+    pieces: list[str] = []
+    context = job.context
+    for index, item in enumerate(items):
+        said = context[index] if context is not None else None
+        if isinstance(item, bytes):
+            pieces.append(job.render(item, None, said, job.shared, redactor))
+            continue
+        data = loads_object(next(bodies))
+        counted = item.id in job.counted
+        before = Counter(redactor.counts) if counted else None
+        pieces.append(job.render(item, data, said, job.shared, redactor))
+        if before is not None:
+            redactor.counts = before  # the caller counted this entry's secrets
+    return job.separator.join(pieces).encode("utf-8", "surrogatepass"), dict(redactor.counts)

@@ -1,0 +1,102 @@
+"""Long exports and transcripts rendered by worker processes (views/slices.py): the
+same bytes as one process, in the same order, with the same redaction counts, for
+Markdown and JSON (the active path and every branch) and textconv, from the library
+and the command line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers_cli import invoke
+from helpers_large import generate
+from locations import FIXTURES
+
+from jsonl_session import Session, export_chunks, textconv_chunks
+from jsonl_session.errors import JsonlSessionError
+from jsonl_session.views import slices
+
+SECRET = "ghp_" + "a1B2c3D4e5" * 4
+
+
+@pytest.fixture
+def spread_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers for any size of export, in slices of 7 entries (the parent decides)."""
+    monkeypatch.setattr(slices, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(slices, "SLICE_ENTRIES", 7)
+
+
+@pytest.fixture(scope="module")
+def branched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated session, then branches, labels and a name, with a secret in its
+    first user message (the title shows it before its turn) and in later ones."""
+    folder = tmp_path_factory.mktemp("branched")
+    path = generate(folder / "gen.jsonl", 300, 5)
+    session = Session.open(path, cache=False, fsync="never")
+    first = next(e for e in session.entries if e.role == "user")
+    middle = session.entries[len(session.entries) // 2]
+    session.branch(first.id)
+    session.append_message({"role": "user", "content": f"try {SECRET}", "timestamp": 1})
+    session.append_label(middle.id, "halfway")
+    session.branch(middle.id)
+    session.append_message({"role": "user", "content": f"again {SECRET} again", "timestamp": 2})
+    session.append_session_info(f"named {SECRET}")
+    text = path.read_text()
+    # the first user message carries a secret too: a title views it before its turn
+    opening = '"role":"user","content":[{"type":"text","text":"'
+    assert opening in text
+    path.write_text(text.replace(opening, f"{opening}{SECRET} ", 1))
+    return path
+
+
+def _export(path: Path, fmt: str, workers: int, **options: bool) -> tuple[str, dict[str, int]]:
+    chunks = export_chunks(Session.open(path, cache=False), fmt, workers=workers, **options)  # type: ignore[arg-type]
+    return "".join(chunks), chunks.redactions
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+@pytest.mark.parametrize("all_branches", [False, True])
+def test_workers_write_the_bytes_and_count_the_secrets_one_process_does(
+    branched: Path, spread_small: None, fmt: str, all_branches: bool
+) -> None:
+    for redact in (False, True):
+        options = {"all_branches": all_branches, "redact": redact}
+        alone = _export(branched, fmt, 1, **options)
+        assert _export(branched, fmt, 2, **options) == alone
+        if redact:
+            assert alone[1]["github-token"] >= 3
+
+
+def test_workers_write_the_transcript_one_process_writes_damaged_lines_too(
+    tmp_path: Path, spread_small: None
+) -> None:
+    path = tmp_path / "damaged.jsonl"
+    shutil.copy(FIXTURES / "damaged-bad-middle-line.jsonl", path)
+    big = generate(tmp_path / "gen.jsonl", 120, 3)
+    for session in (path, big, FIXTURES / "damaged-duplicate-id.jsonl"):
+        alone = "".join(textconv_chunks(session, cache=False))
+        assert "".join(textconv_chunks(session, cache=False, workers=2)) == alone
+
+
+def test_a_short_export_stays_in_this_process(branched: Path) -> None:
+    assert slices.export_workers(None, slices.PARALLEL_BYTES - 1) == 1
+    assert slices.export_workers(3, slices.PARALLEL_BYTES) == 3
+    with pytest.raises(JsonlSessionError):
+        slices.export_workers(0, 0)
+
+
+def test_the_command_gives_the_same_file_with_workers(
+    branched: Path, tmp_path: Path, spread_small: None
+) -> None:
+    for args in (["-f", "markdown", "--redact"], ["-f", "json"]):
+        one, two = tmp_path / "one", tmp_path / "two"
+        for out, workers in ((one, "1"), (two, "2")):
+            out.unlink(missing_ok=True)
+            code, _, err = invoke(
+                "--no-cache", "export", *args, "--workers", workers, "-o", out, branched
+            )
+            assert code == 0, err
+        assert one.read_bytes() == two.read_bytes()
+    alone = invoke("--no-cache", "textconv", "--workers", "1", branched)
+    assert invoke("--no-cache", "textconv", "--workers", "2", branched) == alone
