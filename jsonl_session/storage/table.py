@@ -6,8 +6,11 @@ entry's parent as a position, the entries themselves in msgpack blocks) and the
 questions it answers without building an object per entry: how many entries, where
 an id is, the parent chain of a position, whether any is an assistant message, which
 ones are labels and names. A block of entries is decoded the first time one of them
-is needed. Whether a record still describes its file is cache.py's business; the
-tree rules (what a duplicate or a missing parent means) are tree.py's.
+is needed. A table can also stand over entries just read from the file (a first
+open, `fresh_table`): it then answers from them, and its record's blocks are encoded
+only if a record is to be kept (`kept_record`). Whether a record still describes its
+file is cache.py's business; the tree rules (what a duplicate or a missing parent
+means) are tree.py's.
 """
 
 from __future__ import annotations
