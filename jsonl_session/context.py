@@ -20,12 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.ids import MISSING, timestamp_to_ms
 from jsonl_session.format.model import PRUNE_MARKER_TYPE
 from jsonl_session.tree import TreeIndex
+
+_TYPE = attrgetter("type")
 
 EMPTY_LEAF = ""
 """Pass as ``leaf_id`` for the position before the first entry: no messages."""
@@ -134,8 +138,7 @@ def _selected(path: Sequence[StoredEntry]) -> tuple[list[StoredEntry], dict[str,
     if at is None:
         return list(path), None
     compaction = path[at].data()
-    first_kept = compaction.get("firstKeptEntryId")
-    start = next((i for i in range(at) if path[i].id == first_kept), at)
+    start = _first_kept(path, at, compaction.get("firstKeptEntryId"))
     kept = [e for e in path[start:at] if not (e.type == "message" and e.role == "system")]
     return [path[at], *kept, *path[at + 1 :]], compaction
 
@@ -187,19 +190,36 @@ def _settings(path: Sequence[StoredEntry]) -> tuple[str, dict[str, Any] | None]:
     """The thinking level and model in force at the end of ``path``: the last ones
     set on it (a model by a model change or an assistant message)."""
     thinking_level: str | None = None
+    for at in reversed(_positions_of(path, "thinking_level_change")):
+        level = path[at].data().get("thinkingLevel")
+        if isinstance(level, str):
+            thinking_level = level
+            break
     model: dict[str, Any] | None = None
-    for entry in reversed(path):
+    for entry in reversed(path):  # the last assistant message is seldom far back
         kind = entry.type
-        if thinking_level is None and kind == "thinking_level_change":
-            level = entry.data().get("thinkingLevel")
-            thinking_level = level if isinstance(level, str) else None
-        elif model is None and kind == "model_change":
+        if kind == "model_change":
             model = _model(entry.data(), "provider", "modelId")
-        elif model is None and kind == "message" and entry.role == "assistant":
+        elif kind == "message" and entry.role == "assistant":
             model = _model(entry.data().get("message", {}), "provider", "model")
-        if thinking_level is not None and model is not None:
+        if model is not None:
             break
     return thinking_level or "off", model
+
+
+def _positions_of(path: Sequence[StoredEntry], kind: str) -> list[int]:
+    """Where the entries of type ``kind`` are on ``path`` (found by C loops: a path
+    can hold every entry of a long session)."""
+    return list(compress(range(len(path)), map(kind.__eq__, map(_TYPE, path))))
+
+
+def _first_kept(path: Sequence[StoredEntry], compaction_at: int, first_kept: Any) -> int:
+    """The position of the entry ``first_kept`` names before the compaction, or the
+    compaction's own. An id is on a path once (a path never meets an entry twice), so
+    it is sought back from the compaction, near which it usually is."""
+    return next(
+        (i for i in range(compaction_at - 1, -1, -1) if path[i].id == first_kept), compaction_at
+    )
 
 
 def kept_positions(
@@ -210,7 +230,7 @@ def kept_positions(
     compaction, then everything after it (everything when there is no compaction)."""
     if compaction_at is None:
         return list(range(len(path)))
-    start = next((i for i in range(compaction_at) if path[i].id == first_kept), compaction_at)
+    start = _first_kept(path, compaction_at, first_kept)
     return [*range(start, compaction_at), *range(compaction_at + 1, len(path))]
 
 
@@ -234,8 +254,8 @@ _BODY_TYPES = frozenset({"message", "custom_message", "branch_summary", "context
 def pruned_entry_ids(path: Sequence[StoredEntry]) -> set[str]:
     """Ids of the toolResult entries that prune entries on ``path`` name."""
     pruned: set[str] = set()
-    for entry in path:
-        if entry.type == "custom" and entry.custom_type == PRUNE_MARKER_TYPE:
+    for entry in compress(path, map("custom".__eq__, map(_TYPE, path))):
+        if entry.custom_type == PRUNE_MARKER_TYPE:
             data = entry.data().get("data")
             ids = data.get("entryIds") if isinstance(data, dict) else None
             pruned.update(i for i in ids or () if isinstance(i, str))

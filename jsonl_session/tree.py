@@ -48,6 +48,10 @@ class EntryRun(Protocol):
         """``position`` and its ancestors' positions, up to a root or a missing parent."""
         ...
 
+    def at(self, positions: list[int]) -> list[StoredEntry]:
+        """The entries at ``positions``, in that order."""
+        ...
+
 
 @dataclass(slots=True)
 class TreeNode:
@@ -254,8 +258,7 @@ class TreeIndex:
         position = self._table.position(entry_id)
         if position is None:
             return []
-        table = self._table
-        return [table[p] for p in table.chain(position)]
+        return self._table.at(self._table.chain(position))
 
     def problems(self) -> list[Problem]:
         """Duplicate ids, missing parents and cycles, in file order."""

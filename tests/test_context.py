@@ -850,3 +850,16 @@ class TestAgainstReference:
         assert as_json(session.build_context(EMPTY_LEAF).to_dict()) == as_json(
             reference_context(tree, EMPTY_LEAF)
         )
+
+
+class TestSettingsThatCannotBeUsed:
+    def test_a_last_thinking_level_that_is_not_text_gives_way_to_the_one_before(
+        self, tmp_path: Path
+    ) -> None:
+        session = open_lines(
+            tmp_path,
+            entry("thinking_level_change", A, None, thinkingLevel="high"),
+            message(B, A, user("b")),
+            entry("thinking_level_change", C, B, thinkingLevel=5),
+        )
+        assert session.build_context(C).thinking_level == "high"

@@ -27,20 +27,24 @@ class NotJson(ValueError):
 
 def is_utf8(raw: bytes | memoryview) -> bool:
     """Whether ``raw`` is valid UTF-8, checked in slices so a large file is not
-    copied into one string (64 KiB slices stay in the CPU cache: about 4x faster
-    than 1 MiB ones here). A view is checked where it lies, without a copy."""
+    copied into one string (256 KiB slices: each fits in the CPU cache, and there
+    are few calls). A view is checked where it lies, without a copy."""
     if isinstance(raw, bytes) and raw.isascii():
         return True
-    decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(raw)
-    step = 1 << 16
+    size = len(view)
+    step = 1 << 18
+    start = 0
+    decode = codecs.utf_8_decode
     try:
-        for start in range(0, len(view), step):
-            decoder.decode(view[start : start + step])
-        decoder.decode(b"", final=True)
+        while True:
+            final = start + step >= size
+            # Not final: a character cut by the slice's end is left to the next slice.
+            start += decode(view[start : start + step], "strict", final)[1]
+            if final:
+                return True
     except UnicodeDecodeError:
         return False
-    return True
 
 
 _generic_decoder = msgspec.json.Decoder()

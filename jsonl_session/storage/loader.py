@@ -57,7 +57,14 @@ from jsonl_session.storage.reading import (
     scan_regions,
     split_by_id,
 )
-from jsonl_session.storage.table import EntryTable, TableRecord, no_source, table_record
+from jsonl_session.storage.table import (
+    EntryTable,
+    TableRecord,
+    fresh_table,
+    kept_record,
+    no_source,
+    table_record,
+)
 
 __all__ = ["BadLine", "LoadedFile", "load_entries", "parse_session_bytes", "read_appended"]
 
@@ -226,12 +233,15 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
         regions = _regions(regions, before.st_size - after)
         read = scan_regions(regions, after, header_line.number + 1, source=source)
     loaded = _assemble(header, header_line, read, path, table)
+    fresh = None
+    if found is None:  # the tree and the record share the columns of what was read
+        fresh = _fresh_table(loaded, read, source)
     grown = read.newline_through - (found[0].covered if found is not None else 0)
     # Else the record stays as it is; `load` kept the times its check saw.
     if records is not None and grown > 0 and (found is None or grown >= REFRESH_BYTES):
         covered = read.newline_through
         try:
-            record = _record(header_line, read, table)
+            record = _record(header_line, read, table, fresh)
         except RECORD_ENCODING_ERRORS as exc:  # a lone surrogate, an int beyond 64 bits
             records.not_kept(path, f"a value it cannot hold ({exc})")
         else:
@@ -239,24 +249,51 @@ def _load_in_chunks(source: LineSource, path: Path, cache: Path | None) -> Loade
     return loaded
 
 
-def _regions(regions: Iterator[Region], size: int) -> Iterator[Region]:
-    """Regions read ahead by a thread when there are more than one (see read_ahead)."""
-    return read_ahead(regions) if size > CHUNK_BYTES else regions
+def _fresh_table(loaded: LoadedFile, read: ReadLines, source: LineSource) -> EntryTable:
+    """A table of the entries read up to the last newline. A clean one stands in for
+    them in ``loaded``, as a cached record's table does, so the tree needs no index
+    of its own."""
+    kept = _entries_kept(read)
+    table = fresh_table(read.entries[:kept], source)
+    if table.clean:
+        loaded.table = table
+        loaded.read_entries = read.entries[kept:]
+    return table
 
 
-def _record(header_line: RawLine, read: ReadLines, table: EntryTable | None) -> IndexRecord:
-    """The record of ``table`` and ``read`` up to the last newline (a last line
-    without one may still grow, so it is read again next time)."""
+def _entries_kept(read: ReadLines) -> int:
+    """How many entries lie before the last newline (a last line without one may still
+    grow, so a record leaves it to be read again next time)."""
     last = read.newline_number
     entries = read.entries
     kept = len(entries)
     while kept and entries[kept - 1].line >= last:  # in file order: only the end can be
         kept -= 1
+    return kept
+
+
+def _regions(regions: Iterator[Region], size: int) -> Iterator[Region]:
+    """Regions read ahead by a thread when there are more than one (see read_ahead)."""
+    return read_ahead(regions) if size > CHUNK_BYTES else regions
+
+
+def _record(
+    header_line: RawLine, read: ReadLines, table: EntryTable | None, fresh: EntryTable | None
+) -> IndexRecord:
+    """The record of ``table`` and ``read`` up to the last newline, or of ``fresh``
+    (those entries, their record made already)."""
+    last = read.newline_number
+    if fresh is not None:
+        held = kept_record(fresh)
+    else:
+        entries = read.entries
+        kept = _entries_kept(read)
+        held = table_record(entries[:kept] if kept < len(entries) else entries, table)
     return IndexRecord(
         header=header_line.raw,
         header_number=header_line.number,
         header_offset=header_line.offset,
-        table=table_record(entries[:kept] if kept < len(entries) else entries, table),
+        table=held,
         bad=[b for b in read.bad if b.line < last],
         problems=[p for p in read.problems if p.line is not None and p.line < last],
         next_number=last,

@@ -315,6 +315,7 @@ def _lines_through(data: bytes, cut: int, spans: list[LineSpan]) -> int:
 
 
 _OPEN_BRACE = ord("{")
+_CLOSE_BRACE = ord("}")
 _CR = ord("\r")
 
 
@@ -331,7 +332,12 @@ def _add_plain(
     needs the slow path (not JSON, not UTF-8, another shape, a second header).
 
     One loop finds each line and builds its entry, the way `line_spans` finds lines
-    (blank ones skipped, a CR before the newline not part of the line)."""
+    (blank ones skipped, a CR before the newline not part of the line). The envelopes
+    are values separated by any whitespace, so each line must start with ``{`` and
+    end with ``}``: then none goes on to the next line (in JSON a ``}`` is never
+    followed by a ``{`` inside one value, and a string holds no newline), and as many
+    values as lines means one a line. Else a line holding two entries and an entry
+    written over two lines would pair envelopes with the wrong lines."""
     whole = memoryview(data)[:cut]
     if not is_utf8(whole):
         return None
@@ -352,10 +358,11 @@ def _add_plain(
             del entries[before:]
             return None
         stop = end
-        if data[pos] != _OPEN_BRACE or data[end - 1] == _CR:  # rare: as line_spans does
+        if data[pos] != _OPEN_BRACE or data[end - 1] != _CLOSE_BRACE:  # rare
             while True:  # blank lines are skipped, a CR before the newline is no part
                 stop = end - 1 if end > pos and data[end - 1] == _CR else end
-                if stop > pos and data[pos:stop].strip():
+                text = data[pos:stop].strip()
+                if text:
                     break
                 number += 1
                 pos = end + 1
@@ -363,6 +370,9 @@ def _add_plain(
                 if end < 0:
                     del entries[before:]
                     return None
+            if text[0] != _OPEN_BRACE or text[-1] != _CLOSE_BRACE:  # see the docstring
+                del entries[before:]
+                return None
         kind = env.type
         if kind == "session":
             del entries[before:]

@@ -6,8 +6,11 @@ entry's parent as a position, the entries themselves in msgpack blocks) and the
 questions it answers without building an object per entry: how many entries, where
 an id is, the parent chain of a position, whether any is an assistant message, which
 ones are labels and names. A block of entries is decoded the first time one of them
-is needed. Whether a record still describes its file is cache.py's business; the
-tree rules (what a duplicate or a missing parent means) are tree.py's.
+is needed. A table can also stand over entries just read from the file (a first
+open, `fresh_table`): it then answers from them, and its record's blocks are encoded
+only if a record is to be kept (`kept_record`). Whether a record still describes its
+file is cache.py's business; the tree rules (what a duplicate or a missing parent
+means) are tree.py's.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
-from itertools import compress, repeat
-from operator import attrgetter, lt
+from itertools import compress
+from operator import attrgetter, ne
 
 import msgspec
 
@@ -65,12 +68,22 @@ _block_decoder = msgspec.msgpack.Decoder(list[StoredEntry])
 class EntryTable:
     """Positions 0..len-1 over a TableRecord, for entries read from ``source``."""
 
-    def __init__(self, record: TableRecord, source: LineSource | None) -> None:
+    def __init__(
+        self,
+        record: TableRecord,
+        source: LineSource | None,
+        entries: list[StoredEntry] | None = None,
+        positions: dict[str, int] | None = None,
+    ) -> None:
+        """``entries``: the record's entries when the caller has them already (it
+        just read them), so none is decoded; ``positions``: the position of each id,
+        when the caller has counted them (a clean record only)."""
         self.record = record
         self.source = source
         self._blocks: list[list[StoredEntry] | None] = [None] * len(record.blocks)
+        self._flat = entries  # every entry, once each block is at hand
         self._parents = _positions_from(record.parents)
-        self._positions: dict[str, int] | None = None
+        self._positions = positions
         self._lookups = 0
         self.missing = frozenset(record.missing)
         for entry in record.noted:
@@ -98,6 +111,8 @@ class EntryTable:
             position += self.record.count
         if not 0 <= position < self.record.count:
             raise IndexError(position)
+        if self._flat is not None:
+            return self._flat[position]
         block, at = divmod(position, self.record.block)
         entries = self._blocks[block]
         if entries is None:
@@ -106,10 +121,22 @@ class EntryTable:
 
     def materialise(self) -> list[StoredEntry]:
         """Every entry, in order."""
-        out: list[StoredEntry] = []
-        for block in range(len(self._blocks)):
-            out.extend(self._blocks[block] or self._decode(block))
-        return out
+        if self._flat is None:
+            out: list[StoredEntry] = []
+            for block in range(len(self._blocks)):
+                out.extend(self._blocks[block] or self._decode(block))
+            self._flat = out
+        return list(self._flat)
+
+    def at(self, positions: list[int]) -> list[StoredEntry]:
+        """The entries at ``positions``. Asked for many (a long path), every block is
+        decoded once and they are taken from one list."""
+        if self._flat is None and len(positions) * 4 < self.record.count:
+            return [self[position] for position in positions]
+        if self._flat is None:
+            self.materialise()
+        assert self._flat is not None
+        return list(map(self._flat.__getitem__, positions))
 
     def position(self, entry_id: str) -> int | None:
         """Where the entry with ``entry_id`` is (a clean table has each id once)."""
@@ -117,8 +144,12 @@ class EntryTable:
             return self._positions.get(entry_id)
         self._lookups += 1
         if self._lookups > _DICT_AFTER:
-            every = self.record.ids[1:-1].split(_SEPARATOR) if self.record.count else []
-            self._positions = {_text(raw): index for index, raw in enumerate(every)}
+            if self._flat is not None:
+                every_id = map(_ID, self._flat)
+                self._positions = dict(zip(every_id, range(len(self._flat)), strict=True))
+            else:
+                every = self.record.ids[1:-1].split(_SEPARATOR) if self.record.count else []
+                self._positions = {_text(raw): index for index, raw in enumerate(every)}
             return self._positions.get(entry_id)
         ids = self.record.ids
         at = ids.find(_SEPARATOR + _utf8(entry_id) + _SEPARATOR)
@@ -194,31 +225,86 @@ def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None)
 
 
 def _fresh(entries: list[StoredEntry]) -> TableRecord:
-    # Whole columns at a time (map, zip, dict over them): no Python loop per entry.
+    return fresh_columns(entries)[0]
+
+
+def fresh_table(entries: list[StoredEntry], source: LineSource | None) -> EntryTable:
+    """A table over ``entries`` (in file order, just read), answering from them with
+    no decoding. Its record lacks the blocks a cache record keeps: `kept_record`."""
+    record, positions = fresh_columns(entries, blocks=False)
+    return EntryTable(record, source, entries, positions)
+
+
+def kept_record(table: EntryTable) -> TableRecord:
+    """The record of ``table`` as the cache keeps it: with every block encoded.
+    Raises what msgpack raises for a value it cannot hold (a lone surrogate...)."""
+    if table.record.blocks or not table.record.count:
+        return table.record
+    return msgspec.structs.replace(table.record, blocks=_blocks(table.materialise()))
+
+
+def fresh_columns(
+    entries: list[StoredEntry], *, blocks: bool = True
+) -> tuple[TableRecord, dict[str, int] | None]:
+    """The record of ``entries``, and the position of each id if it was counted.
+
+    Whole columns at a time (map, set, compress over them): no Python loop per
+    entry. In a session nearly every entry's parent is the entry before it, so every
+    parent is first taken to be that one, and only the others are looked up: a few
+    entries back, and else in a dict of every id, made once."""
     ids = list(map(_ID, entries))
-    positions: dict[str | None, int] = dict(zip(ids, range(len(ids)), strict=True))
-    clean = len(positions) == len(entries)
+    count = len(ids)
+    known = set(ids)
+    clean = len(known) == count
     parents = array("i")
     missing: list[str] = []
+    positions: dict[str, int] | None = None
     if clean:
-        positions[None] = NO_PARENT  # ids are strings: None is no one's
         parent_ids = list(map(_PARENT_ID, entries))
-        parents.extend(map(positions.get, parent_ids, repeat(MISSING_PARENT)))
-        clean = all(map(lt, parents, range(len(parents))))
-        if clean and MISSING_PARENT in parents:
-            pairs = zip(parent_ids, parents, strict=True)
-            missing = [str(parent) for parent, code in pairs if code == MISSING_PARENT]
-    return TableRecord(
-        count=len(entries),
+        parents.extend(range(-1, count - 1))  # NO_PARENT for the first: checked below
+        for own in compress(range(count), map(ne, parent_ids, [None, *ids[:-1]])):
+            parent = parent_ids[own]
+            if parent is None:
+                code = NO_PARENT
+            elif parent not in known:
+                code = MISSING_PARENT
+                missing.append(parent)
+            else:
+                near = _recent(ids, parent, own)
+                if near is None:
+                    if positions is None:
+                        positions = dict(zip(ids, range(count), strict=True))
+                    near = positions[parent]
+                code = near
+                if code >= own:
+                    clean = False
+                    break
+            parents[own] = code
+    if not clean:
+        positions, parents, missing = None, array("i"), []
+    record = TableRecord(
+        count=count,
         block=BLOCK,
-        blocks=_blocks(entries),
+        blocks=_blocks(entries) if blocks else [],
         noted=_noted(entries),
         has_assistant=_any_assistant(entries),
         clean=clean,
         ids=_id_bytes(ids, lead=True) if clean else b"",
-        parents=_positions_bytes(parents) if clean else b"",
-        missing=missing if clean else [],
+        parents=_positions_bytes(parents),
+        missing=missing,
     )
+    return record, positions
+
+
+_RECENT = 64  # entries looked back through for a parent before asking a dict
+
+
+def _recent(ids: list[str], wanted: str, own: int) -> int | None:
+    """Where ``wanted`` is among the few ids just before ``own``, or None."""
+    for position in range(own - 1, max(-1, own - 1 - _RECENT), -1):
+        if ids[position] == wanted:
+            return position
+    return None
 
 
 def _parent_code(parent_id: str | None, known: dict[str, int], base: EntryTable | None) -> int:

@@ -883,3 +883,19 @@ class TestRandomDamage:
         for stored in session.entries:
             assert data[stored.offset : stored.offset + len(stored.raw)] == stored.raw
             assert stored.data() == msgspec.json.decode(stored.raw)
+
+
+class TestLinesThatDoNotHoldOneEntryEach:
+    def test_two_entries_on_a_line_and_one_over_two_lines_are_not_paired_with_wrong_lines(
+        self, tmp_path: Path
+    ) -> None:
+        a, b, c = (message(i, p, user(i)) for i, p in (("a", None), ("b", "a"), ("c", "b")))
+        d = message("d", "c", user("d"))
+        split = dumps(c).replace(b'"id":', b'\n"id":')  # one entry written over two lines
+        path = write_session(tmp_path / "s.jsonl", [header(), dumps(a) + dumps(b), split, d])
+        loaded = load_entries(path, cache=False)
+        for found in loaded.entries:
+            msgspec.json.decode(found.raw)  # each entry is a whole line of its own
+        assert [e.id for e in loaded.entries] == ["d"]
+        kinds = [(p.kind, p.line) for p in loaded.problems]
+        assert kinds == [("fused-line", 2), ("invalid-json", 3), ("invalid-json", 4)]

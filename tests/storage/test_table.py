@@ -269,3 +269,56 @@ class TestASessionOverACachedRecord:
         assert set(decoded) <= blocks
         assert [entry_key(e) for e in session.entries] == [entry_key(e) for e in plain.entries]
         assert session.problems == plain.problems
+
+
+def reference_parents(entries: Sequence[StoredEntry]) -> tuple[bool, list[int], list[str]]:
+    """The parent column as a dict of every id gives it: (clean, codes, missing)."""
+    positions = {e.id: n for n, e in enumerate(entries)}
+    if len(positions) != len(entries):
+        return False, [], []
+    codes = [
+        table.NO_PARENT if e.parent_id is None else positions.get(e.parent_id, table.MISSING_PARENT)
+        for e in entries
+    ]
+    if any(code >= own for own, code in enumerate(codes)):
+        return False, [], []
+    missing = [str(e.parent_id) for e, c in zip(entries, codes, strict=True) if c == -2]
+    return True, codes, missing
+
+
+class TestARecordMadeFromEntriesJustRead:
+    @pytest.mark.parametrize(
+        "later",
+        [
+            [line("x0", "00000002", 300)],  # a parent just behind
+            [line("x0", "00000001", 300)],  # a parent far back: past the look-back
+            [line("x0", "gone", 300), line("x1", "gone", 301)],  # missing, twice
+            [line("x0", None, 300), line("x1", "x0", 301)],  # a second root
+            [line("x0", "x1", 300), line("x1", None, 301)],  # a parent after its child
+            [line("x0", "x0", 300)],  # its own parent
+            [line("00000005", "00000199", 300)],  # an id used again
+        ],
+        ids=["near", "far", "missing", "root", "forward", "own", "reused"],
+    )
+    def test_its_parents_are_those_a_dict_of_every_id_gives(self, later: list[StoredEntry]) -> None:
+        entries = [*chain(*(f"{n:08x}" for n in range(200))), *later]
+        record, positions = table.fresh_columns(entries)
+        clean, codes, missing = reference_parents(entries)
+        assert (record.clean, record.missing) == (clean, missing)
+        assert list(table._positions_from(record.parents)) == codes
+        assert positions is None or all(positions[e.id] == n for n, e in enumerate(entries))
+
+    @pytest.mark.parametrize("path", V3_FIXTURES, ids=lambda p: p.name)
+    def test_a_table_over_them_answers_as_one_read_back_from_its_record(self, path: Path) -> None:
+        entries = fixture_entries(path)
+        fresh = table.fresh_table(entries, None)
+        held = as_table(entries)
+        assert record_key(table.kept_record(fresh)) == record_key(held.record)
+        assert fresh.clean == held.clean
+        ids = list(dict.fromkeys(e.id for e in entries))
+        if fresh.clean:
+            assert index_key(TreeIndex(table=fresh), ids) == index_key(TreeIndex(entries), ids)
+        positions = list(range(len(entries)))[::-1]
+        assert [entry_key(e) for e in fresh.at(positions)] == [
+            entry_key(e) for e in held.at(positions)
+        ]
