@@ -34,6 +34,8 @@ from pygments.lexer import Lexer  # type: ignore[import-untyped]
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename  # type: ignore[import-untyped]
 from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
+from jsonl_session.export.plain_text import plain_html
+
 HIGHLIGHT_LIMIT = 16 * 1024  # a longer block is shown plain
 HIGHLIGHT_BUDGET = 512 * 1024  # characters of code highlighted per page
 _REL = "noopener noreferrer nofollow"
@@ -66,6 +68,9 @@ class Markup:
 
     def markdown(self, text: str) -> str:
         """Markdown as HTML, raw HTML escaped, fenced code highlighted."""
+        plain = plain_html(text)  # most prose: the same HTML, without the parser
+        if plain is not None:
+            return plain
         rendered: str = self._md.render(text)
         return rendered
 
