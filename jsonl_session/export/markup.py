@@ -8,8 +8,11 @@ links get ``rel="noopener noreferrer nofollow"``, and an image whose address is 
 ``data:image/`` URL becomes a link, so opening the page fetches nothing.
 
 Highlighting costs about a second per megabyte, so one `Markup` (one page) highlights
-at most `HIGHLIGHT_BUDGET` characters of code, none of a block over `HIGHLIGHT_LIMIT`;
-the rest is shown plain. JSON is coloured by a small scanner here, at any size.
+at most `HIGHLIGHT_BUDGET` characters of code, none of a block over `HIGHLIGHT_LIMIT`,
+and stops once less than a block's worth (`HIGHLIGHT_LIMIT`) is left: from then on
+(`Markup.spent`) nothing is highlighted, so the rest of a page can be rendered in
+pieces by worker processes. The rest is shown plain. JSON is coloured by a small
+scanner here, at any size. Prose with no Markdown in it is plain_text.py's.
 
 What the page shows and how it is laid out is html.py's (and html_parts.py's); this
 module only turns one text into one fragment of HTML.
@@ -79,7 +82,7 @@ class Markup:
         alias) or, without one, by the file name ``path``; plain when neither is
         known, when the block is long, or when the page's budget is spent."""
         lexer = None
-        if len(code) <= min(HIGHLIGHT_LIMIT, self.budget):
+        if len(code) <= HIGHLIGHT_LIMIT <= self.budget:
             lexer = _lexer_by_name(language.lower()) if language else None
             if lexer is None and path:
                 lexer = _lexer_for_extension(_extension(path))
@@ -90,6 +93,11 @@ class Markup:
         if not code.endswith("\n"):  # Pygments ends the text with a newline
             body = body.removesuffix("\n")
         return f'<pre class="code hl">{body}</pre>'
+
+    @property
+    def spent(self) -> bool:
+        """Nothing more is highlighted on this page."""
+        return self.budget < HIGHLIGHT_LIMIT
 
     def _fence(self, code: str, language: str, _attrs: str) -> str:
         return self.code(code, language)

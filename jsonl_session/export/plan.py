@@ -14,7 +14,7 @@ the name, the header), however often the export shows it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -144,30 +144,45 @@ class ExportPlan:
                     else view_entry(entry, self.redactor, loads_object(raw))
                 )
 
-    def spread(self, render: Render, shared: Any, workers: int | None) -> Spread | None:
+    def spread(
+        self,
+        render: Render,
+        shared: Any,
+        workers: int | None,
+        start: tuple[int, int] = (0, 0),
+        context: Callable[[Sequence[StoredEntry]], list[Any]] | None = None,
+    ) -> Spread | None:
         """The entries shown rendered by ``workers`` processes through ``render`` (with
-        ``shared``), or None when one process renders them (one worker, or a short
-        export). Views made already (a title's, an outline's) were counted here: the
+        ``shared``, and what ``context`` says of each entry of a slice), or None when
+        one process renders them (one worker, or a short export). ``start``: the run
+        (index in `shown`) and the entry in it to start from; those before are the
+        caller's. Views made already (a title's, an outline's) were counted here: the
         workers do not count them again. Call it after those views are made."""
-        size = sum(lines_size(entries) for _, entries in self.shown)
+        first_run, first_entry = start
+        left = [
+            (run, entries[first_entry:] if run == first_run else entries)
+            for run, (_, entries) in enumerate(self.shown)
+            if run >= first_run
+        ]
+        size = sum(lines_size(entries) for _, entries in left)
         count = export_workers(workers, size)
         if count == 1 or self.session.dialect != "pi":  # another agent's lines are not the file's
             return None
-        cuts = [
-            (run, cut) for run, (_, entries) in enumerate(self.shown) for cut in slices_of(entries)
-        ]
+        cuts = [(run, entries, cut) for run, entries in left for cut in slices_of(entries)]
         counted = frozenset(self._views)
         self._views.clear()
         path = str(self.session.path)
 
         def make(index: int) -> Slice:
-            run, (start, stop) = cuts[index]
-            records: list[EntryRecord | bytes] = [record(e) for e in self.shown[run][1][start:stop]]
-            return Slice(render, path, self.redactor.enabled, records, shared, counted=counted)
+            _, entries, (begin, end) = cuts[index]
+            chosen = entries[begin:end]
+            records: list[EntryRecord | bytes] = [record(e) for e in chosen]
+            said = context(chosen) if context is not None else None
+            return Slice(render, path, self.redactor.enabled, records, shared, said, counted)
 
         texts = rendered(LazySlices(len(cuts), make), count, self.redactor)
         first = next(texts)  # the pool starts now, not when the body is reached
-        return Spread([run for run, _ in cuts], chain([first], texts))
+        return Spread([run for run, _, _ in cuts], chain([first], texts))
 
     def title(self) -> str:
         if self.name:
