@@ -46,8 +46,14 @@ class CallSeen:
 
 
 class PartRenderer:
-    """Renders parts; the tool calls of each entry rendered are remembered (by the
-    entry's line number, which no other entry has) for the results that follow."""
+    """Renders parts; the tool calls of the last `REMEMBERED` entries rendered are
+    remembered (by the entry's line number, which no other entry has) for the
+    results that follow them."""
+
+    REMEMBERED = 4096
+    """Entries whose calls are kept: results follow their calls closely, and a call
+    forgotten is read again (html_calls.py). More than a worker's slice holds
+    (views/slices.py's `SLICE_ENTRIES`), so a worker forgets none of its slice's."""
 
     def __init__(self, budget: int = HIGHLIGHT_BUDGET) -> None:
         self.calls: dict[int, dict[str, CallSeen]] = {}
@@ -59,6 +65,8 @@ class PartRenderer:
         text = "".join(self.part(part, call, made) for part in view.parts)
         if made:
             self.calls[view.entry.line] = made
+            if len(self.calls) > self.REMEMBERED:
+                del self.calls[next(iter(self.calls))]  # the oldest
         return text
 
     def part(

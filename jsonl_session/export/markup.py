@@ -106,21 +106,18 @@ class Markup:
 def json_html(text: str) -> str:
     """JSON text (as json.dumps writes it) in a ``<pre>``, keys, strings, numbers and
     literals coloured with the classes Pygments uses."""
-    out: list[str] = []
-    last = 0
-    for match in _JSON_TOKEN.finditer(text):
-        out.append(escape_text(text[last : match.start()]))
-        last = match.end()
-        if match["str"] is not None:
-            css = "nt" if match["key"] else "s2"
-            out.append(
-                f'<span class="{css}">{escape_text(match["str"])}</span>{match["key"] or ""}'
-            )
-        else:
-            css = "mi" if match["num"] is not None else "kc"
-            out.append(f'<span class="{css}">{match[0]}</span>')
-    out.append(escape_text(text[last:]))
-    return '<pre class="code hl json">' + "".join(out) + "</pre>"
+    # Escaped first, whole: escaping adds no quote, backslash, digit or literal, so
+    # the tokens found are the escaped tokens
+    return '<pre class="code hl json">' + _JSON_TOKEN.sub(_json_span, escape_text(text)) + "</pre>"
+
+
+def _json_span(match: re.Match[str]) -> str:
+    if match["str"] is not None:
+        if match["key"]:
+            return f'<span class="nt">{match["str"]}</span>{match["key"]}'
+        return f'<span class="s2">{match["str"]}</span>'
+    css = "mi" if match["num"] is not None else "kc"
+    return f'<span class="{css}">{match[0]}</span>'
 
 
 def diff_html(old: str, new: str) -> str:

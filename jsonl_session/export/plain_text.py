@@ -36,14 +36,21 @@ def plain_html(text: str) -> str | None:
         return None
     paragraphs: list[str] = []
     lines: list[str] = []
-    for line in text.split("\n"):
+    given = text.split("\n")
+    for index, line in enumerate(given):
         if not line:
             if lines:
                 paragraphs.append("<br>\n".join(lines))
                 lines = []
             continue
-        # Whitespace at either end (Python's sense, which markdown-it's strip uses):
-        # an indented code block, a hard break, or a paragraph's trimmed edge.
+        if index + 1 == len(given) or not given[index + 1]:
+            # a paragraph's last line: markdown-it strips the paragraph, so spaces
+            # at its end are dropped (other whitespace is left to the parser)
+            line = line.rstrip(" ")
+            if not line:  # a line of whitespace only: left to the parser
+                return None
+        # Whitespace at a line's start (Python's sense) may be an indented code block
+        # or a paragraph's stripped edge; at another line's end, a hard break.
         if line[0].isspace() or line[-1].isspace() or _LINE_START.match(line):
             return None
         shown = _line_html(line)
