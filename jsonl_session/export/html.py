@@ -78,6 +78,7 @@ def _body(plan: ExportPlan, workers: int | None) -> Iterator[str]:
                 context = finder.slice_context(parts)
                 spread = plan.spread(html_entry, state, workers, (index, at), context)
                 if spread is not None:
+                    views.close()  # its batch of lines read ahead is the workers' now
                     yield from spread.texts_of(index)
                     break
             view = next(views)

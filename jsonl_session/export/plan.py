@@ -14,10 +14,9 @@ the name, the header), however often the export shows it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
 from typing import Any, Literal
 
 from jsonl_session.errors import SessionTreeError
@@ -36,7 +35,7 @@ from jsonl_session.views.slices import (
     export_workers,
     lines_size,
     record,
-    rendered,
+    rendered_pieces,
     slices_of,
 )
 from jsonl_session.views.transcript import EntryView, view_entry
@@ -131,7 +130,7 @@ class ExportPlan:
         made = self._views.pop(entry.id, None)
         return made if made is not None else view_entry(entry, self.redactor)
 
-    def take_views(self, entries: Sequence[StoredEntry]) -> Iterator[EntryView]:
+    def take_views(self, entries: Sequence[StoredEntry]) -> Generator[EntryView, None, None]:
         """`take_view` of each entry in turn, their lines read from disk a batch at a
         time (one read for many entries, not one each)."""
         for start in range(0, len(entries), _BATCH):
@@ -159,16 +158,20 @@ class ExportPlan:
         caller's. Views made already (a title's, an outline's) were counted here: the
         workers do not count them again. Call it after those views are made."""
         first_run, first_entry = start
-        left = [
-            (run, entries[first_entry:] if run == first_run else entries)
+        left = [  # (run, its entries, the first of them left)
+            (run, entries, first_entry if run == first_run else 0)
             for run, (_, entries) in enumerate(self.shown)
             if run >= first_run
         ]
-        size = sum(lines_size(entries) for _, entries in left)
+        size = sum(lines_size(entries[skip:]) for _, entries, skip in left)
         count = export_workers(workers, size)
         if count == 1 or self.session.dialect != "pi":  # another agent's lines are not the file's
             return None
-        cuts = [(run, entries, cut) for run, entries in left for cut in slices_of(entries)]
+        cuts = [
+            (run, entries, (skip + begin, skip + end))
+            for run, entries, skip in left
+            for begin, end in slices_of(entries[skip:])
+        ]
         counted = frozenset(self._views)
         self._views.clear()
         path = str(self.session.path)
@@ -180,9 +183,8 @@ class ExportPlan:
             said = context(chosen) if context is not None else None
             return Slice(render, path, self.redactor.enabled, records, shared, said, counted)
 
-        texts = rendered(LazySlices(len(cuts), make), count, self.redactor)
-        first = next(texts)  # the pool starts now, not when the body is reached
-        return Spread([run for run, _, _ in cuts], chain([first], texts))
+        pieces = rendered_pieces(LazySlices(len(cuts), make), count, self.redactor)
+        return Spread([run for run, _, _ in cuts], pieces)
 
     def title(self) -> str:
         if self.name:
@@ -223,16 +225,17 @@ _BATCH = 1024  # entries whose lines are read from disk at once
 class Spread:
     """The texts of the slices of a spread export, taken run by run."""
 
-    def __init__(self, runs: list[int], texts: Iterator[str]) -> None:
+    def __init__(self, runs: list[int], pieces: Iterator[tuple[int, str]]) -> None:
         self._runs = runs  # the run (index in `ExportPlan.shown`) of each slice
-        self._texts = texts
-        self._next = 0
+        self._pieces = pieces
+        # the pool starts now, not when the body is reached
+        self._held: tuple[int, str] | None = next(pieces, None)
 
     def texts_of(self, run: int) -> Iterator[str]:
         """The texts of run ``run``'s slices (take the runs in order)."""
-        while self._next < len(self._runs) and self._runs[self._next] == run:
-            self._next += 1
-            yield next(self._texts)
+        while self._held is not None and self._runs[self._held[0]] == run:
+            yield self._held[1]
+            self._held = next(self._pieces, None)
 
 
 def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:

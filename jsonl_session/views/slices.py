@@ -122,6 +122,26 @@ def rendered(slices: Sequence[Slice], workers: int, redactor: Redactor) -> Itera
         yield text.decode("utf-8", "surrogatepass")
 
 
+PIECE_BYTES = 256 << 10
+"""A slice's text is handed on in pieces of about this many bytes (cut after a
+newline): decoded whole, a slice of text holding one emoji would take four bytes a
+character at once."""
+
+
+def rendered_pieces(
+    slices: Sequence[Slice], workers: int, redactor: Redactor
+) -> Iterator[tuple[int, str]]:
+    """`rendered`, each slice's text in pieces: (the slice's index, a piece)."""
+    for index, (data, counts) in enumerate(in_order(render_slice, slices, workers)):
+        redactor.counts.update(counts)
+        start = 0
+        while start < len(data):
+            # a newline is one byte in UTF-8, never part of a longer character
+            end = data.find(b"\n", start + PIECE_BYTES) + 1 or len(data)
+            yield index, data[start:end].decode("utf-8", "surrogatepass")
+            start = end
+
+
 _sources: dict[str, LineSource] = {}  # a worker's open files, one per session
 
 

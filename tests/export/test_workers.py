@@ -80,11 +80,14 @@ def test_a_page_is_highlighted_here_then_spread_and_its_results_still_show_their
 ) -> None:
     spread: list[int] = []
 
-    def counted(jobs: Sequence[slices.Slice], workers: int, redactor: Any) -> Iterator[str]:
+    def counted(
+        jobs: Sequence[slices.Slice], workers: int, redactor: Any
+    ) -> Iterator[tuple[int, str]]:
         spread.append(len(jobs))
-        return slices.rendered(jobs, workers, redactor)
+        return slices.rendered_pieces(jobs, workers, redactor)
 
-    monkeypatch.setattr(plan, "rendered", counted)
+    monkeypatch.setattr(plan, "rendered_pieces", counted)
+    monkeypatch.setattr(slices, "PIECE_BYTES", 100)  # slices handed on in many pieces
     page, _ = _export(branched, "html", 2)
     assert spread and spread[0] > 10  # most of the page went to the workers
     assert 'class="code hl"' in page  # code near the top was highlighted
