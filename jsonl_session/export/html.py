@@ -51,6 +51,7 @@ def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
     )
     yield f'<header class="top"><h1>{title}</h1><dl class="facts">{facts}</dl></header>'
     yield "\n" + branch_index(plan)
+    plan.forget_lookups()  # the index's, not needed by the entries
     yield "\n<main>"
     yield from _body(plan, workers)
     yield "\n</main></body></html>\n"

@@ -50,9 +50,9 @@ class PartRenderer:
     remembered (by the entry's line number, which no other entry has) for the
     results that follow them."""
 
-    REMEMBERED = 4096
+    REMEMBERED = 1024
     """Entries whose calls are kept: results follow their calls closely, and a call
-    forgotten is read again (html_calls.py). More than a worker's slice holds
+    forgotten is read again (html_calls.py). As many as a worker's slice holds
     (views/slices.py's `SLICE_ENTRIES`), so a worker forgets none of its slice's."""
 
     def __init__(self, budget: int = HIGHLIGHT_BUDGET) -> None:

@@ -106,6 +106,12 @@ class ExportPlan:
             None,
         )
 
+    def forget_lookups(self) -> None:
+        """Let go of `active` and `anchors` (made again if asked): on a session of
+        200,000 entries the two sets take tens of MB a long export need not hold."""
+        self.__dict__.pop("active", None)
+        self.__dict__.pop("anchors", None)
+
     @property
     def has_branches(self) -> bool:
         """More than one run: the session branches (or has more than one root)."""
