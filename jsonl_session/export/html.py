@@ -6,7 +6,12 @@ and assistant messages with their Markdown rendered, tool results under the call
 they answer, compactions and branch summaries folded, and small one-line notes for
 model and thinking-level changes, labels, names and extension state. The pieces
 inside an entry are html_parts.py's, Markdown and highlighting markup.py's, the
-stylesheet html_style.py's; what the export shows is plan.py's.
+stylesheet html_style.py's, which call a result answers html_calls.py's; what the
+export shows is plan.py's.
+
+A long page is rendered here until nothing more is highlighted (markup.py's budget,
+and `HIGHLIGHT_SPAN`), then by worker processes, a slice of entries each
+(views/slices.py; `html_entry` is what a worker runs): the same bytes.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Owns when an export is long enough to spread (`PARALLEL_BYTES` of lines), the sl
 (`Slice`: the entries' envelopes and where their lines are, never the session), and
 `render_slice`, what a worker does: it reads only its slice's lines from the file
 (by offset, a batch at a time), renders each entry with the slice's `render`
-function (the one the one-process export uses: export/markdown.py's, export/json.py's,
+function (the one-process export's own: export/markdown.py's, html.py's, json.py's,
 textconv.py's) and hands back the text and what it redacted. Its memory is one
 slice's, whatever the size of the session. The pool (spawned processes, results in
 order) is catalog/parallel.py's; what goes around the entries is the caller's.
