@@ -2,12 +2,12 @@
 their outputs, shell commands, images, errors and data.
 
 Owns `PartRenderer`, which turns an EntryView's parts (views/transcript.py) into HTML
-and remembers the tool calls of each entry it rendered, so a tool result can say which
-call it answers and highlight a file it read by the file's name (which entry's calls a
-result looks in is html_calls.py's). Text is Markdown, thinking
-is folded, tool calls are ``<details>`` with their arguments as pretty JSON (an
-edit's change as a diff, a written file highlighted), long outputs folded. Text is
-turned into HTML by markup.py; the entry around the parts is html.py's.
+and remembers the tool calls of the entries it rendered, so a tool result can say
+which call it answers and highlight a file it read by the file's name (which entry's
+calls a result looks in is html_calls.py's). Text is Markdown, thinking is folded,
+tool calls are ``<details>`` with their arguments as pretty JSON (an edit's change as
+a diff, a written file highlighted), long outputs folded. Text is turned into HTML by
+markup.py; the entry around the parts is html.py's.
 """
 
 from __future__ import annotations
