@@ -6,7 +6,10 @@ Speed comes from not running most rules at all: each rule names literal anchors
 its anchors is in the text; the keyword rules try their patterns only where their
 word stands, and token shapes only where a long run of token characters starts. All
 of those are looked for in an ASCII image of the text, lowercased once where case does
-not count (hay.py), never in the text itself. The spans every rule finds are merged (overlapping
+not count (hay.py), never in the text itself. A short text is first scanned once by
+all the rules' gates together (what must stand somewhere for a rule to find anything:
+``token`` followed by a separator, not just ``token``), and only the rules whose gate
+matched run: most texts of a session have none. The spans every rule finds are merged (overlapping
 finds become one secret, named by the most specific rule) and the text is rebuilt
 once.
 
@@ -20,6 +23,7 @@ in (``Session.create(..., redact=True)``), storage's forks and dialects' convers
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -58,20 +62,61 @@ def find_secrets(text: str) -> list[Span]:
         return []
     found: list[Span] = []
     hay = Hay(text)
-    short, low = hay.short and hay.fast, hay.low
-    for rule in _RULES:
-        if short:
-            # a plain loop: this runs for every rule of every short text
-            for word in rule.words:
-                if word in low:
-                    break
-            else:
-                if rule.words:
-                    continue
-        elif rule.anchors and not any(anchor.present(hay) for anchor in rule.anchors):
-            continue
+    if hay.short and hay.fast:
+        rules = _rules_for(hay.low)
+    else:
+        rules = tuple(
+            rule
+            for rule in _RULES
+            if not rule.anchors or any(anchor.present(hay) for anchor in rule.anchors)
+        )
+    for rule in rules:
         found.extend(rule.find(hay))
     return _merged(found) if found else found
+
+
+def _gates(rules: tuple[Rule, ...]) -> tuple[re.Pattern[bytes], dict[bytes, frozenset[int]]]:
+    """All the rules' gates as one pattern (branches that take the same character
+    grouped, so the scan tests each place once), and which rules each character that
+    a branch takes stands for."""
+    by_char: dict[str, list[str]] = {}
+    rules_by_char: dict[bytes, set[int]] = {}
+    for index, rule in enumerate(rules):
+        for gate in rule.gates:
+            # every gate takes its first character, escaped or not, and looks around it
+            char = gate[:2] if gate.startswith("\\") else gate[:1]
+            by_char.setdefault(char, []).append(gate[len(char) :])
+            key = char[-1].encode("ascii")  # unescaped
+            rules_by_char.setdefault(key, set()).add(index)
+    branches = [f"{char}(?:{'|'.join(rests)})" for char, rests in by_char.items()]
+    pattern = re.compile("|".join(branches).encode("ascii"))
+    return pattern, {char: frozenset(indexes) for char, indexes in rules_by_char.items()}
+
+
+_GATE, _RULES_BY_CHAR = _gates(_RULES)
+_UNGATED = tuple(rule for rule in _RULES if not rule.gates)
+_CHOSEN: dict[frozenset[bytes], tuple[Rule, ...]] = {}
+
+
+def _rules_for(low: bytes) -> tuple[Rule, ...]:
+    """The rules worth running on a short text: those without gates, and those whose
+    gates' character was taken by the scan of its lowercased image ``low`` (a place
+    where one branch matched is one where any branch taking the same character may
+    have: all of their rules run). In their order in _RULES, remembered by the
+    characters taken: a few sets of them come back all the time."""
+    taken = frozenset(_GATE.findall(low))
+    if not taken:
+        return _UNGATED
+    try:
+        return _CHOSEN[taken]
+    except KeyError:
+        chosen = set().union(*(_RULES_BY_CHAR[char] for char in taken))
+        if len(_CHOSEN) > 4096:
+            _CHOSEN.clear()
+        rules = _CHOSEN[taken] = tuple(
+            rule for index, rule in enumerate(_RULES) if not rule.gates or index in chosen
+        )
+        return rules
 
 
 def _merged(spans: list[Span]) -> list[Span]:

@@ -41,6 +41,19 @@ def _rank(char: str) -> int:
     return at if at != -1 else 0
 
 
+def gate(word: str, ahead: str = "") -> str:
+    """A pattern over a lowercased image that matches where ``word`` (lowercased)
+    stands followed by what ``ahead`` matches, and takes one character only: the
+    rarest of the word, with the rest looked at behind and ahead. engine.py joins
+    such patterns into the one scan that picks the rules worth running on a short
+    text; taking one character each, no match can hide another's place."""
+    word = word.lower()
+    at = min(range(len(word)), key=lambda index: _rank(word[index]))
+    behind = f"(?<={re.escape(word[: at + 1])})" if at else ""
+    rest = re.escape(word[at + 1 :]) + (f"(?:{ahead})" if ahead else "")
+    return re.escape(word[at]) + behind + (f"(?={rest})" if rest else "")
+
+
 class Anchor(Protocol):
     """What must be in a text for a rule to be tried."""
 
@@ -52,12 +65,17 @@ class Probe:
     the places a rule's pattern can start at. Case is ignored if ``folded``. With
     ``via``, the fast path takes the places from a branch of a `Group` instead."""
 
-    __slots__ = ("back", "exact", "fast", "folded", "ignoring_case", "via", "word", "word_bytes")
+    __slots__ = (
+        "back", "exact", "fast", "folded", "gate", "ignoring_case", "via", "word", "word_bytes",
+    )  # fmt: skip
 
     def __init__(
         self, word: str, ahead: str = "", *, folded: bool = True, via: Branch | None = None
     ) -> None:
         self.word, self.folded, self.via = word, folded, via
+        # where it hits, in the lowercased image (``ahead`` reads lowercased text)
+        assert folded or not ahead
+        self.gate = gate(word, ahead)
         self.word_bytes = word.encode("ascii")
         tail = f"(?={ahead})" if ahead else ""
         # the search starts at the rarest character (with one more after it: re checks

@@ -1,0 +1,58 @@
+"""The engine's shortcuts held to the long way round: the rules the gates pick for a
+short text (one scan of it) find what running every rule on it finds."""
+
+from __future__ import annotations
+
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from locations import ROOT
+
+from jsonl_session.redaction.engine import _RULES, _merged, find_secrets
+from jsonl_session.redaction.hay import Hay
+from jsonl_session.redaction.shapes import Span
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from redaction_corpus import lookalike_cases, secret_cases
+
+CASES = [case.text for case in secret_cases() + lookalike_cases()]
+# What the gates look for, cut short or spaced out, so that some texts come close to a
+# gate without matching it.
+PIECES = [
+    "password", "Passwd", "pass", "TOKEN", "token", "secret", "api_key", "credentials",
+    "auth", "Sig", "signature", "authorization", "Authorization: ", "Bearer ", "bearer",
+    "cookie", "Cookie: ", "-b ", "-b", "--", "--password ", "--api-key ", "mysql -p",
+    "mariadb", "curl -u ", "sshpass -p ", "docker login -p ", "login ", "config set ",
+    "git config --global ", "configure set ", "://", "://u:", "@host", "1//0",
+    "hooks.slack.com/", "discord.com/api/webhooks/", "whsec_", "glc_", "sntrys_", "ghp_",
+    "AKIA", "sk-", ":AA", "-----BEGIN RSA PRIVATE KEY-----\n", "private key", "=", ": ",
+    " = ", "=>", ":=", '"', "'", "\\", "\n", " ", "\t", "?", "&", ";", "é", "\U0001f680",
+    "Q8s0dK2LmZ7xW4cV9bN1", "a1B2c3D4e5F6g7H8", "1234567890",
+]  # fmt: skip
+
+
+def every_rule_finds(text: str) -> list[Span]:
+    """What find_secrets would give if every rule ran on the text."""
+    hay = Hay(text)
+    found = [span for rule in _RULES for span in rule.find(hay)]
+    return _merged(found) if found else found
+
+
+class TestTheGates:
+    def test_every_case_of_the_corpus_is_found_as_every_rule_finds_it(self) -> None:
+        for text in CASES:
+            assert find_secrets(text) == every_rule_finds(text), text
+
+    def test_cases_glued_together_are_found_as_every_rule_finds_them(self) -> None:
+        for first, second in zip(CASES, CASES[1:] + CASES[:1], strict=True):
+            for text in (first + second, f"{first} {second}", f"{first}\n{second}"):
+                assert find_secrets(text) == every_rule_finds(text), text
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.sampled_from(PIECES), max_size=30))
+    def test_texts_near_the_gates_are_searched_as_every_rule_searches_them(
+        self, parts: list[str]
+    ) -> None:
+        text = "".join(parts)
+        assert find_secrets(text) == every_rule_finds(text)
