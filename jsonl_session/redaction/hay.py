@@ -31,8 +31,17 @@ _FOLDS_ONTO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 _RARITY = "+j#>{}z;\\98`[]-67'1q43v5_=,0)(2kwbg/x.\"h:ypfmdlucinasort e"
 
 
-# Up to this many characters a text is short: a word's ``in`` costs less than starting
-# a regex search, so words are looked for with ``in`` before a rule, probe or group runs.
+# The characters gates take, in the order a word's is chosen: the scan of all gates
+# stops wherever one of them stands, so the fewer and rarer they are the better, and
+# a word takes one that other words take too before a rarer one of its own ("pwd" and
+# "pass" both take "p", "mysql" and "sntry" "y"). A word with none takes its rarest.
+_GATE_CHARS = "z-1_kgb:hypc"
+
+
+# Up to this many characters a text is short: its rules are picked by one scan of
+# their gates (engine.py), and a word's ``in`` costs less than starting a regex
+# search, so words are looked for with ``in`` before a probe or group runs. A long
+# text's rules are picked by their anchors: a few scans for literals cost less there.
 _SHORT = 16_384
 
 
@@ -41,14 +50,19 @@ def _rank(char: str) -> int:
     return at if at != -1 else 0
 
 
+def _gate_rank(char: str) -> int:
+    at = _GATE_CHARS.find(char)
+    return at if at != -1 else len(_GATE_CHARS) + _rank(char)
+
+
 def gate(word: str, ahead: str = "") -> str:
     """A pattern over a lowercased image that matches where ``word`` (lowercased)
-    stands followed by what ``ahead`` matches, and takes one character only: the
-    rarest of the word, with the rest looked at behind and ahead. engine.py joins
-    such patterns into the one scan that picks the rules worth running on a short
-    text; taking one character each, no match can hide another's place."""
+    stands followed by what ``ahead`` matches, and takes one character only (the
+    first of ``_GATE_CHARS`` in the word), with the rest looked at behind and ahead.
+    engine.py joins such patterns into the one scan that picks the rules worth
+    running on a short text; taking one character each, no match hides another's."""
     word = word.lower()
-    at = min(range(len(word)), key=lambda index: _rank(word[index]))
+    at = min(range(len(word)), key=lambda index: _gate_rank(word[index]))
     behind = f"(?<={re.escape(word[: at + 1])})" if at else ""
     rest = re.escape(word[at + 1 :]) + (f"(?:{ahead})" if ahead else "")
     return re.escape(word[at]) + behind + (f"(?={rest})" if rest else "")
