@@ -29,7 +29,7 @@ from typing import Any
 
 from jsonl_session.format.jsonio import decode_any, dumps
 from jsonl_session.redaction.context import context_rules
-from jsonl_session.redaction.hay import Hay
+from jsonl_session.redaction.hay import Hay, commonness
 from jsonl_session.redaction.judge import is_secret, key_kind, strength_for
 from jsonl_session.redaction.shapes import Rule, Span, shape_rules
 
@@ -60,6 +60,9 @@ def find_secrets(text: str) -> list[Span]:
     """The secrets in ``text`` as (start, end, kind, rank), in order, not overlapping."""
     if len(text) < _SHORTEST:
         return []
+    tiny = len(text) <= _TINY
+    if tiny and text in _TINY_CLEAN:
+        return []
     found: list[Span] = []
     hay = Hay(text)
     if hay.short and hay.fast:
@@ -72,7 +75,19 @@ def find_secrets(text: str) -> list[Span]:
         )
     for rule in rules:
         found.extend(rule.find(hay))
-    return _merged(found) if found else found
+    if found:
+        return _merged(found)
+    if tiny:
+        if len(_TINY_CLEAN) >= 10_000:
+            _TINY_CLEAN.clear()
+        _TINY_CLEAN.add(text)
+    return found
+
+
+# Texts this short that held no secret: a session repeats many (a model's name on every
+# answer, a tool's, "done"), and a set lookup costs a fraction of a search.
+_TINY = 64
+_TINY_CLEAN: set[str] = set()
 
 
 def _gates(rules: tuple[Rule, ...]) -> tuple[re.Pattern[bytes], dict[bytes, frozenset[int]]]:
@@ -88,7 +103,8 @@ def _gates(rules: tuple[Rule, ...]) -> tuple[re.Pattern[bytes], dict[bytes, froz
             by_char.setdefault(char, []).append(gate[len(char) :])
             key = char[-1].encode("ascii")  # unescaped
             rules_by_char.setdefault(key, set()).add(index)
-    branches = [f"{char}(?:{'|'.join(rests)})" for char, rests in by_char.items()]
+    chars = sorted(by_char, key=lambda char: commonness(char[-1]))
+    branches = [f"{char}(?:{'|'.join(by_char[char])})" for char in chars]
     pattern = re.compile("|".join(branches).encode("ascii"))
     return pattern, {char: frozenset(indexes) for char, indexes in rules_by_char.items()}
 

@@ -55,6 +55,12 @@ def _gate_rank(char: str) -> int:
     return at if at != -1 else len(_GATE_CHARS) + _rank(char)
 
 
+def commonness(char: str) -> int:
+    """Where the scan of all gates should try ``char``'s branch: the most common
+    characters first (at each place the scan stops, it tries the branches in turn)."""
+    return -_gate_rank(char)
+
+
 def gate(word: str, ahead: str = "") -> str:
     """A pattern over a lowercased image that matches where ``word`` (lowercased)
     stands followed by what ``ahead`` matches, and takes one character only (the

@@ -56,3 +56,19 @@ class TestTheGates:
     ) -> None:
         text = "".join(parts)
         assert find_secrets(text) == every_rule_finds(text)
+
+
+class TestTheMemoryOfShortTexts:
+    def test_a_short_text_is_found_alike_the_first_time_and_after(self) -> None:
+        for text in (
+            "anthropic/claude-sonnet-4-5",
+            "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6",
+        ):
+            first = find_secrets(text)
+            assert find_secrets(text) == first == every_rule_finds(text)
+
+    def test_short_cases_of_the_corpus_are_found_alike_twice(self) -> None:
+        short = [text for text in CASES if len(text) <= 64]
+        assert short
+        assert [find_secrets(text) for text in short] == [find_secrets(text) for text in short]
+        assert [find_secrets(text) for text in short] == [every_rule_finds(text) for text in short]
