@@ -9,9 +9,9 @@ of those are looked for in an ASCII image of the text, lowercased once where cas
 not count (hay.py), never in the text itself. A short text is first scanned once by
 all the rules' gates together (what must stand somewhere for a rule to find anything:
 ``token`` followed by a separator, not just ``token``), and only the rules whose gate
-matched run: most texts of a session have none. The spans every rule finds are merged (overlapping
-finds become one secret, named by the most specific rule) and the text is rebuilt
-once.
+matched run: most texts of a session have none. The spans every rule finds are
+merged (overlapping finds become one secret, named by the most specific rule) and the
+text is rebuilt once.
 
 Beyond texts: `Redactor.value` redacts every string of a JSON value (a string stored
 under a key that names a secret goes whole; image data and the structure of entries
