@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from locations import ROOT
 
-from jsonl_session.redaction.engine import _RULES, _merged, find_secrets
+from jsonl_session.redaction import engine
+from jsonl_session.redaction.engine import _RULES, Redactor, _merged, find_secrets
 from jsonl_session.redaction.hay import Hay
 from jsonl_session.redaction.shapes import Span
 
@@ -72,3 +74,20 @@ class TestTheMemoryOfShortTexts:
         assert short
         assert [find_secrets(text) for text in short] == [find_secrets(text) for text in short]
         assert [find_secrets(text) for text in short] == [every_rule_finds(text) for text in short]
+
+
+class TestTheRebuilding:
+    @pytest.mark.parametrize("piece", [1, 5, 13, 1 << 20])
+    def test_a_text_rebuilt_in_short_pieces_is_the_text_with_its_secrets_replaced(
+        self, piece: int, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(engine, "_PIECE", piece)
+        secret = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+        filler = "some words → and an emoji \U0001f680 between them; " * 9
+        for text in (f"{secret}{filler}", f"{filler}{secret}", f"{filler}{secret}\n{filler}"):
+            spans = find_secrets(text)
+            expected, at = "", 0
+            for start, end, kind, _ in spans:
+                expected += text[at:start] + f"[REDACTED:{kind}]"
+                at = end
+            assert spans and Redactor().text(text) == expected + text[at:]
