@@ -1,7 +1,10 @@
 """The text the rules search, prepared once per text: `Hay` holds an ASCII image of it
 (one byte per character, so a place in the image is the same place in the text) and
 that image with its letters lowercased, and finds in them where a rule's literal word
-stands (`Probe`) or whether it stands anywhere (`Hay.has`).
+stands (`Probe`) or whether it stands anywhere (`Hay.has`). `gate` writes a word as
+a pattern over the lowercased image that takes one character: engine.py joins the
+rules' gates into the one scan that picks which rules a short text needs (which rule
+has which gates is shapes.py's and context.py's).
 
 Why bytes: a regex or ``in`` over a str of wide characters (one emoji makes every
 character four bytes) or ``text.lower()`` over all of it cost far more than the same
