@@ -13,7 +13,8 @@ Sections, chosen with --only (comma-separated; default: all of them):
            with the cache warm.
   big      one session of about --big-mb MiB, each measure in a fresh process, its time
            and its peak RSS: open + context with no cache, with an empty cache and
-           cached; tree; stats (`token_breakdown`, and `stats --json`); every export
+           cached; tree; stats (`token_breakdown` in one process and in one per core, and
+           `stats --json`); every export
            (`export -f markdown|html|json -o FILE`, Markdown with --redact); `textconv`
            (the commands with the cache warm).
   line     a session whose one tool result holds a --line-mb MiB text (a secret every

@@ -54,7 +54,8 @@ with open(path, "ab") as f:
 # One measure in a fresh process; prints JSON: seconds, peak (MiB), and for some more.
 #   cli SINK ARGS...         `python -m jsonl_session ARGS` (its own child), stdout to SINK
 #   split|decode FILE        the floors: read + split lines; orjson-decode every line
-#   open|context|tree|stats FILE on|off   Session.open (cache on or off), then that call
+#   open|context|tree|stats|stats-spread FILE on|off   Session.open (cache on or off),
+#                            then that call (stats-spread: token_breakdown(workers=None))
 MEASURE = r"""
 import inspect, json, resource, subprocess, sys, time
 from pathlib import Path
@@ -97,6 +98,8 @@ else:
         kept = session.tree()
     elif what == "stats":
         kept = session.token_breakdown()
+    elif what == "stats-spread":  # one process per core, as the command measures
+        kept = session.token_breakdown(workers=None)
     result |= {"seconds": time.perf_counter() - start, "base": base, "peak": peak()}
 print(json.dumps(result))
 """

@@ -112,8 +112,8 @@ def bench_many(
     from generate import SEARCH_WORD, write_session
 
     from jsonl_session import list_sessions
-    from jsonl_session.catalog.parallel import usable_cores
     from jsonl_session.catalog.search import search_sessions
+    from jsonl_session.processes import usable_cores
 
     folder.mkdir()
     start = time.perf_counter()

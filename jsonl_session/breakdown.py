@@ -148,12 +148,21 @@ def breakdown(
 
 def measure_stored(bodies: Sequence[StoredEntry], largest: int = 10) -> Stored:
     """The figures of ``bodies`` (`body_entries` of a session's entries, in order):
-    one pass, each line decoded once, for its size and its usage."""
+    one pass, each line decoded once, for its size and its usage. (On every core:
+    breakdown_spread.py.)"""
+    tally = UsageTally()
+    out = measure_part(bodies, largest, tally)
+    out.recorded = tally.recorded()
+    return out
+
+
+def measure_part(bodies: Sequence[StoredEntry], largest: int, tally: UsageTally) -> Stored:
+    """`measure_stored` of ``bodies``, their usage added to ``tally`` (``recorded``
+    left empty): for a session measured whole, or in parts, one process each."""
     out = Stored()
     # the `largest` biggest so far, smallest first: (tokens, -position, entry, role,
     # tool name); of equal sizes the earlier entry is kept, as a stable sort would
     top: list[tuple[int, int, StoredEntry, Any, Any]] = []
-    tally = UsageTally()
     tools = out.by_tool
     by_type = out.by_entry_type
     by_role = out.by_role
@@ -189,13 +198,11 @@ def measure_stored(bodies: Sequence[StoredEntry], largest: int = 10) -> Stored:
             by_type[entry.type] += tokens
             by_role[role] += tokens
             if largest > 0:
-                item = (tokens, -position, entry, role, tool_name)
                 if len(top) < largest:
-                    heapq.heappush(top, item)
-                elif item[:2] > top[0][:2]:
-                    heapq.heapreplace(top, item)
+                    heapq.heappush(top, (tokens, -position, entry, role, tool_name))
+                elif tokens > top[0][0]:  # (a later entry of equal size never displaces)
+                    heapq.heapreplace(top, (tokens, -position, entry, role, tool_name))
     out.stored_tokens = stored
-    out.recorded = tally.recorded()
     top.sort(key=lambda item: item[:2], reverse=True)
     out.largest = [Largest(e.id, e.line, _what(r, n), tokens) for tokens, _, e, r, n in top]
     return out

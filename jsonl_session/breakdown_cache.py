@@ -25,7 +25,8 @@ from pathlib import Path
 
 import msgspec
 
-from jsonl_session.breakdown import Largest, Stored, body_entries, measure_stored
+from jsonl_session.breakdown import Largest, Stored, body_entries
+from jsonl_session.breakdown_spread import measure_spread
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.storage.cache import (
     RECORD_ENCODING_ERRORS,
@@ -67,30 +68,35 @@ class _Record(msgspec.Struct, array_like=True):
 
 
 def stored_figures(
-    session_path: Path, cache: CacheOption, entries: Sequence[StoredEntry], largest: int
+    session_path: Path,
+    cache: CacheOption,
+    entries: Sequence[StoredEntry],
+    largest: int,
+    workers: int | None = 1,
 ) -> Stored:
     """`measure_stored` of the body entries of ``entries``, which were read from the
     file at ``session_path``: from its record in ``cache`` when one stands for them,
-    else measured (and the record written, when the file is as it was read)."""
+    else measured, by ``workers`` processes when the session is long (see
+    breakdown_spread.py; the record written when the file is as it was read)."""
     bodies = body_entries(entries)
     root = cache_root(cache)
     if root is None:
-        return measure_stored(bodies, largest)
+        return measure_spread(bodies, largest, workers)
     try:
         fd = os.open(session_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError:
-        return measure_stored(bodies, largest)
+        return measure_spread(bodies, largest, workers)
     try:
         records = RecordCache(root, "stats", _Record, version=_VERSION)
         before = os.fstat(fd)  # before measuring: a change made since shows as one
         if before.st_size < SMALLEST_BYTES:
-            return measure_stored(bodies, largest)
+            return measure_spread(bodies, largest, workers)
         found = records.load(session_path, fd, unchanged_only=True)
         if found is not None:
             mark, record = found
             if mark.covered == before.st_size and _stands_for(record, bodies, largest):
                 return _from_record(record)
-        measured = measure_stored(bodies, largest)
+        measured = measure_spread(bodies, largest, workers)
         if _read_whole(entries, before.st_size):
             record = _to_record(measured, bodies, largest)
             try:

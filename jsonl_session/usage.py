@@ -124,14 +124,19 @@ class UsageTally:
     in its (model, kind) group, and only `recorded` sums the groups into the total, the
     models and the kinds; integers sum the same in any order. Costs are floats, whose
     sum depends on the order, so each of the three costs is added to at every record,
-    in order, as RecordedUsage does."""
+    in order, as RecordedUsage does.
 
-    def __init__(self) -> None:
+    A tally made with ``keep_costs`` also keeps each record's cost, so that `merge` can
+    add its records to another tally's as if they had come after them: how a session
+    measured in parts (breakdown_spread.py) adds up what it would in one pass."""
+
+    def __init__(self, *, keep_costs: bool = False) -> None:
         self._groups: dict[tuple[str, str], _Group] = {}
         self._records = 0
         self._cost = 0.0
         self._model_costs: dict[str, float] = {}
         self._kind_costs: dict[str, float] = {}
+        self._cost_log: list[tuple[str, str, float]] | None = [] if keep_costs else None
 
     def add(self, usage: Any, model: str, kind: str) -> None:
         """RecordedUsage.add's record (nothing unless ``usage`` is an object)."""
@@ -168,7 +173,34 @@ class UsageTally:
         self._cost += cost
         self._model_costs[model] += cost
         self._kind_costs[kind] += cost
+        if self._cost_log is not None:
+            self._cost_log.append((model, kind, cost))
         return group
+
+    def merge(self, later: UsageTally) -> None:
+        """Add the records ``later`` tallied as if they had been added here after this
+        tally's own, one by one: the same counts, costs and order of keys. ``later``
+        must keep its costs (see the class), as the float sums depend on their order."""
+        if later._cost_log is None:
+            raise ValueError("merge: the later tally was not made with keep_costs=True")
+        offset = self._records
+        for key, group in later._groups.items():  # new groups after this tally's
+            group.fold_rows()
+            mine = self._groups.get(key)
+            if mine is None:
+                mine = self._groups[key] = _Group(group.model, group.kind)
+            mine.records += group.records
+            for name, value in group.sums.items():
+                mine.sums[name] = mine.sums.get(name, 0) + value
+                ordinal = group.first[name] + offset
+                mine.first[name] = min(ordinal, mine.first.get(name, ordinal))
+        self._records += later._records
+        for model, kind, cost in later._cost_log:
+            self._cost += cost
+            self._model_costs[model] = self._model_costs.get(model, 0.0) + cost
+            self._kind_costs[kind] = self._kind_costs.get(kind, 0.0) + cost
+        if self._cost_log is not None:
+            self._cost_log.extend(later._cost_log)
 
     def recorded(self) -> RecordedUsage:
         """The RecordedUsage the records added so far make."""

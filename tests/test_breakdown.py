@@ -1,7 +1,8 @@
 """`stats`' breakdown reads most message lines through msgspec structs of the fields
 it needs (line_sizes.py) and the rest the dict way; whichever way a line goes, every
 figure is the one the dict way gives, in the same order. Also the pieces that make it
-fast: UsageTally, js_length's shortcut, dumps' prefilter."""
+fast: UsageTally, js_length's shortcut, dumps' prefilter; and a long session measured
+by several processes (breakdown_spread.py) giving one process's figures."""
 
 from __future__ import annotations
 
@@ -13,9 +14,16 @@ from typing import Any
 
 import orjson
 import pytest
+from helpers_cli import invoke
 from helpers_large import generate
 
-from jsonl_session import Session, SessionFormatError
+from jsonl_session import (
+    JsonlSessionError,
+    Session,
+    SessionFormatError,
+    breakdown_cache,
+    breakdown_spread,
+)
 from jsonl_session import breakdown as breakdown_module
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.line_sizes import DICT_WAY
@@ -145,9 +153,9 @@ def odd_session(path: Path, seed: int, entries: int = 400) -> Path:
     return path
 
 
-def figures(session: Session) -> str:
+def figures(session: Session, workers: int | None = 1) -> str:
     """Every figure of the breakdown, in order, with the keys' order of each total."""
-    found = session.token_breakdown()
+    found = session.token_breakdown(workers=workers)
     totals = [found.recorded.total, *found.recorded.by_model.values()]
     totals += found.recorded.by_kind.values()
     orders = [list(total.tokens) for total in totals]
@@ -245,6 +253,125 @@ class TestEitherWayTheSameFigures:
             session.token_breakdown()
 
 
+@pytest.fixture
+def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Sessions of any size measured by as many processes as asked, in equal parts;
+    the sizes of the pools started, in order."""
+    monkeypatch.setattr(breakdown_spread, "SPREAD_BYTES", 0)
+    monkeypatch.setattr(breakdown_spread, "_HEAD_START_BYTES", 0)
+    started: list[int] = []
+    start = breakdown_spread.spawned_pool
+
+    def counted(workers: int) -> Any:
+        started.append(workers)
+        return start(workers)
+
+    monkeypatch.setattr(breakdown_spread, "spawned_pool", counted)
+    return started
+
+
+@pytest.fixture
+def long_lines_on_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files read as large ones are: short lines in memory, the others on disk."""
+    monkeypatch.setattr(loader, "WHOLE_READ_BYTES", 0)
+
+
+class TestSpreadOverProcesses:
+    @pytest.mark.usefixtures("lines_on_disk")
+    @pytest.mark.parametrize("seed", range(2))
+    def test_odd_lines_measured_in_parts_by_workers_give_one_process_figures(
+        self, tmp_path: Path, pools: list[int], seed: int
+    ) -> None:
+        session = Session.open(odd_session(tmp_path / "odd.jsonl", seed), cache=False)
+        assert figures(session, workers=2) == figures(session, workers=1)
+        assert pools == [1]
+
+    @pytest.mark.usefixtures("long_lines_on_disk")
+    def test_lines_in_memory_and_on_disk_give_the_same_figures_in_two_or_three_parts(
+        self, tmp_path: Path, pools: list[int]
+    ) -> None:
+        session = Session.open(generate(tmp_path / "gen.jsonl", entries=900), cache=False)
+        kept = [entry.inline is not None for entry in session.entries]
+        assert any(kept) and not all(kept)
+        one = figures(session, workers=1)
+        assert figures(session, workers=2) == one
+        assert figures(session, workers=3) == one
+        assert pools == [1, 2]
+
+    @pytest.mark.usefixtures("long_lines_on_disk")
+    def test_a_session_with_appended_entries_is_measured_the_same(
+        self, tmp_path: Path, pools: list[int]
+    ) -> None:
+        session = Session.open(generate(tmp_path / "gen.jsonl", entries=400))
+        session.append_message({"role": "user", "content": "one more", "timestamp": 1})
+        assert figures(session, workers=2) == figures(session, workers=1)
+        assert pools == [1]
+
+    def test_lines_all_in_memory_are_measured_here(self, tmp_path: Path, pools: list[int]) -> None:
+        session = Session.open(generate(tmp_path / "gen.jsonl", entries=100), cache=False)
+        assert figures(session, workers=2) == figures(session, workers=1)
+        assert pools == []  # (a file small enough to be read whole)
+
+    def test_the_cache_record_written_after_measuring_in_parts_is_the_same(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pools: list[int]
+    ) -> None:
+        path = generate(tmp_path / "gen.jsonl", entries=900)  # over 1 MiB: its record kept
+        spread = figures(Session.open(path), workers=2)
+        measured = figures(Session.open(path, cache=False))
+
+        def not_again(*args: Any) -> Any:
+            raise AssertionError("measured again: the record was not used")
+
+        monkeypatch.setattr(breakdown_cache, "measure_spread", not_again)
+        assert figures(Session.open(path)) == spread == measured
+        assert pools == [1]
+
+    @pytest.mark.usefixtures("lines_on_disk")
+    def test_a_part_a_worker_cannot_read_is_measured_here(
+        self, tmp_path: Path, pools: list[int]
+    ) -> None:
+        path = generate(tmp_path / "gen.jsonl")
+        session = Session.open(path, cache=False)
+        one = figures(session, workers=1)
+        path.unlink()  # the worker opens the path; this process reads what it opened
+        assert figures(session, workers=2) == one
+        assert pools == [1]
+
+    @pytest.mark.usefixtures("lines_on_disk")
+    def test_a_file_rewritten_after_opening_is_refused_whichever_process_reads_it(
+        self, tmp_path: Path, pools: list[int]
+    ) -> None:
+        path = generate(tmp_path / "gen.jsonl")
+        session = Session.open(path, cache=False)
+        target = session.entries[-20]  # in the last part, a worker's
+        with open(path, "r+b") as handle:
+            handle.seek(target.offset)
+            handle.write(target.raw.replace(target.id.encode(), b"0badf00d", 1))
+        bodies = breakdown_module.body_entries(session.entries)
+        with pytest.raises(SessionFormatError, match="open it again"):
+            breakdown_spread.measure_spread(bodies, workers=2)  # (raised whole, here)
+        assert pools == [1]
+
+    @pytest.mark.usefixtures("long_lines_on_disk")
+    def test_the_command_measures_with_workers_and_prints_the_same(
+        self, tmp_path: Path, pools: list[int]
+    ) -> None:
+        path = generate(tmp_path / "gen.jsonl", entries=300)
+        outputs = [invoke("--no-cache", "stats", "--json", "--workers", n, path) for n in "12"]
+        assert outputs[0][0] == 0 and outputs[0] == outputs[1]
+        assert pools == [1]
+
+
+class TestSpreadDecisions:
+    def test_short_sessions_are_measured_in_this_process(self) -> None:
+        assert breakdown_spread.spread_workers(4, breakdown_spread.SPREAD_BYTES - 1) == 1
+        assert breakdown_spread.spread_workers(4, breakdown_spread.SPREAD_BYTES) == 4
+
+    def test_no_workers_is_refused(self) -> None:
+        with pytest.raises(JsonlSessionError, match="workers must be 1 or more"):
+            breakdown_spread.spread_workers(0, 1 << 30)
+
+
 class TestUsageTally:
     def test_a_tally_adds_up_what_recorded_usage_adds_up_keys_and_costs_alike(self) -> None:
         rng = random.Random(3)
@@ -283,6 +410,41 @@ class TestUsageTally:
         )
         assert list(tally.recorded().total.tokens) == list(recorded.total.tokens)
         assert list(recorded.total.tokens)[:3] == ["output", "input", "totalTokens"]
+
+    @pytest.mark.parametrize("parts", [2, 3, 5])
+    def test_tallies_of_parts_merged_add_up_what_one_tally_adds_up(self, parts: int) -> None:
+        rng = random.Random(parts)
+        records = []
+        for number in range(600):
+            record = usage(rng)
+            if isinstance(record, dict) and rng.random() < 0.3:  # costs whose sum depends
+                record["cost"] = {"total": rng.choice([1e16, -1e16, 1.0, 0.1, 3e-17])}  # on order
+            model = rng.choice(["a/x", "b/y"]) if number < 300 else rng.choice(["b/y", "c/z"])
+            records.append((record, model, rng.choice(["assistant", "warm"])))
+        whole = UsageTally()
+        for record in records:
+            whole.add(*record)
+        cuts = sorted(rng.sample(range(1, len(records)), parts - 1))
+        pieces = [records[a:b] for a, b in zip([0, *cuts], [*cuts, len(records)], strict=True)]
+        merged = UsageTally()
+        for piece in pieces:
+            tally = UsageTally(keep_costs=True)
+            for record in piece:
+                tally.add(*record)
+            merged.merge(tally)
+        found, expected = merged.recorded(), whole.recorded()
+        assert found.to_dict() == expected.to_dict()
+        totals = [(found.total, expected.total)]
+        totals += [(found.by_model[k], v) for k, v in expected.by_model.items()]
+        totals += [(found.by_kind[k], v) for k, v in expected.by_kind.items()]
+        for mine, theirs in totals:
+            assert list(mine.tokens) == list(theirs.tokens)
+            assert (mine.cost.hex(), mine.records) == (theirs.cost.hex(), theirs.records)
+        assert list(found.by_model) == list(expected.by_model)
+
+    def test_a_tally_that_kept_no_costs_cannot_be_merged(self) -> None:
+        with pytest.raises(ValueError, match="keep_costs"):
+            UsageTally().merge(UsageTally())
 
 
 class TestLengthsAndJson:

@@ -46,13 +46,13 @@ def leaves(session: Session) -> list[str | None]:
 def measured(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many times the stored figures were measured rather than read back."""
     calls: list[int] = []
-    measure = cache_module.measure_stored
+    measure = cache_module.measure_spread
 
     def counted(*args: object, **kwargs: object) -> Stored:
         calls.append(1)
         return measure(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cache_module, "measure_stored", counted)
+    monkeypatch.setattr(cache_module, "measure_spread", counted)
     return calls
 
 

@@ -4,21 +4,19 @@ run done in a worker process, and the results taken back in the order of the fil
 so what is listed or found, and in what order, is what one process gives.
 
 Owns how many workers (`worker_count`), when spreading pays (`PARALLEL_FROM` files),
-and the pool. The workers are *spawned*, never forked: a fork of a process with
-threads (a progress bar's, or an embedding application's) can deadlock. A spawned
-worker imports the caller's ``__main__`` again, so a script that lists in parallel
-must keep its work under ``if __name__ == "__main__":`` (the command line does); for
-that reason the library works in one process unless asked for ``workers``.
+and the runs in order (`in_order`, also views/slices.py's). The pool of spawned
+workers, and why the library works in one process unless asked for ``workers``, are
+processes.py's.
 What a worker does with a run is the caller's (listing.py, search.py).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.processes import spawned_pool, usable_cores
 
 PARALLEL_FROM = 5_000
 """Fewer files than this to read are read in the calling process: starting a worker
@@ -27,16 +25,6 @@ RUN_FILES = 250  # files a worker reads before handing its results back
 
 Run = TypeVar("Run")
 Result = TypeVar("Result")
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    counting = getattr(os, "process_cpu_count", None)  # 3.13: the affinity mask's
-    if counting is not None:
-        return int(counting() or 1)
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
 
 
 def worker_count(workers: int | None, files: int) -> int:
@@ -57,13 +45,11 @@ def in_order(work: Callable[[Run], Result], runs: Sequence[Run], workers: int) -
     the order of ``runs`` as each is ready. ``work`` must be a module-level function
     and runs and results picklable. Closing the iterator early stops what has not
     started."""
-    import multiprocessing
     from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool = spawned_pool(workers)
     try:
         # Two runs queued for each worker: a result waits in memory only as long as
         # the run before it takes.

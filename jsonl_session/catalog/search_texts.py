@@ -101,6 +101,13 @@ def searchable_texts(
     for line in split_lines(region, base_offset=base_offset, first_number=first_number):
         if needle is not None and not _may_hold(line.raw, needle):
             continue
+        if not tools:
+            found = _message_text(line.raw, line.number)
+            if isinstance(found, SearchText):
+                out.append(found)
+                continue
+            if found is None:
+                continue
         try:
             envelope = decode_envelope(line.raw)
         except (NotJson, NotAnObject):
@@ -127,6 +134,73 @@ def searchable_texts(
                 stamp_ = _text_or_none(envelope.timestamp)
                 out.append(SearchText(line.number, entry_id, stamp_, str(envelope.role), joined))
     return out
+
+
+class _TextBlock(msgspec.Struct, gc=False):
+    type: Any = None
+    text: Any = None
+
+
+class _SearchedMessage(msgspec.Struct, gc=False):
+    role: Any = None
+    content: msgspec.Raw = msgspec.Raw(b"null")  # decoded only for a user or assistant
+
+
+class _SearchedLine(msgspec.Struct, gc=False):
+    """What a search reads of a message line: the envelope and the content, whose
+    bytes msgspec skips (tool output, thinking, arguments) until they are wanted."""
+
+    type: Any = None
+    id: Any = None
+    timestamp: Any = None
+    message: _SearchedMessage | None = None
+
+
+_line_decoder = msgspec.json.Decoder(_SearchedLine)
+_content_decoder = msgspec.json.Decoder(str | list[_TextBlock] | None)
+_REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+class _Whole:
+    """What `_message_text` returns for a line to be read whole, the way of any line."""
+
+
+_WHOLE = _Whole()
+
+
+def _message_text(raw: bytes, number: int) -> SearchText | _Whole | None:
+    """The searchable text of a line that is a user's or an assistant's message, or
+    None for a line with none, read without decoding what search does not read (on a
+    first search, which keeps every text, decoding whole lines took most of it). A
+    line msgspec refuses (bytes not UTF-8 where it reads, a lone surrogate, another
+    shape: a message or a block that is not an object, content of another type) and
+    a name are _WHOLE: read whole, as `decode_envelope` and `loads_object` read it,
+    which reads whatever msgspec reads the same (orjson first, else msgspec)."""
+    try:
+        line = _line_decoder.decode(raw)
+    except _REFUSED:
+        return _WHOLE
+    kind = line.type
+    message = line.message
+    if kind.__class__ is not str or kind == "session_info":
+        return _WHOLE
+    if kind != "message" or message is None or message.role not in ("user", "assistant"):
+        return None
+    try:
+        content = _content_decoder.decode(message.content)
+    except _REFUSED:
+        return _WHOLE
+    if content.__class__ is str:
+        texts = [content]
+    elif content is None:
+        return None
+    else:
+        texts = [b.text for b in content if b.type == "text" and b.text.__class__ is str]
+    if not texts:
+        return None
+    entry_id, stamp = _text_or_none(line.id), _text_or_none(line.timestamp)
+    # text blocks joined by spaces, as pi's listing joins them (as `_joined`)
+    return SearchText(number, entry_id, stamp, str(message.role), " ".join(texts))
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -5,7 +5,7 @@ The library is imported when the command runs, rich's tables only for the tables
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,9 +29,24 @@ if TYPE_CHECKING:
 BAR_WIDTH = 30
 
 
+StatsWorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Processes to measure a long session with (default: one per core; 1: this "
+        "process only). The figures are the same.",
+    ),
+]
+
+
 @reports_errors
 def stats(
-    ctx: typer.Context, file: InputArg, leaf: LeafOption = None, as_json: JsonOption = False
+    ctx: typer.Context,
+    file: InputArg,
+    leaf: LeafOption = None,
+    as_json: JsonOption = False,
+    workers: StatsWorkersOption = None,
 ) -> None:
     """Stored vs model-facing tokens, by entry type, role and tool, and the largest entries."""
     from jsonl_session import Session
@@ -39,7 +54,7 @@ def stats(
     path = session_file(ctx, file)
     session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
-    found = session.token_breakdown(leaf_id)
+    found = session.token_breakdown(leaf_id, workers=workers)
     if as_json:
         print_json(found.to_dict())
         return

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from jsonl_session.redaction.hay import AllOf, AnyOf, Group, Hay, Probe
+from jsonl_session.redaction.hay import AllOf, AnyOf, Group, Hay, Probe, gate
 from jsonl_session.redaction.judge import (
     code_name,
     is_secret,
@@ -252,6 +252,7 @@ def _cookies(hay: Hay) -> Iterator[Span]:
 
 # --- URLs, commands, netrc -------------------------------------------------------------
 
+_URL_PASSWORD_AHEAD = r"[^\s/:@\"'<>]*:[^\s/@\"'<>]+@"  # after "://"; also over bytes
 _URL_PASSWORD = re.compile(r"://(?P<user>[^\s/:@\"'<>]*):(?P<plain>[^\s/@\"'<>]+)@")
 # (anchor, pattern starting with it, tools one of which must come first on the line)
 _COMMANDS: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
@@ -305,9 +306,9 @@ def context_rules() -> list[Rule]:
     """The rules of this module, most specific first. The keyword rules look for their
     words themselves (hay.py's probes), so they have no anchors."""
     rules = [
-        Rule((), _authorization, (b"authorization",)),
-        Rule((), _bearer, (b"bearer",)),
-        Rule((SLASHES.branch(2),), _url_passwords, (b"://",)),
+        Rule((), _authorization, (gate("authorization", _SEPARATOR_AHEAD),)),
+        Rule((), _bearer, (_BEARER_AT.gate,)),
+        Rule((SLASHES.branch(2),), _url_passwords, (gate("://", _URL_PASSWORD_AHEAD),)),
     ]
     by_anchor: dict[str, list[tuple[re.Pattern[str], tuple[str, ...]]]] = {}
     for anchor, pattern, tools in _COMMANDS:
@@ -322,14 +323,14 @@ def context_rules() -> list[Rule]:
                 else AllOf(option, Probe(anchor, folded=False)),
             ),
             _command(commands),
-            (anchor.encode(),),
+            (gate(anchor),),
         )
         for anchor, commands in by_anchor.items()
     ]
-    rules.append(Rule((_DASHES.branch(1),), _flags, (b"--",)))
+    rules.append(Rule((_DASHES.branch(1),), _flags, (gate("--"),)))
     rules += [
-        Rule((), _config_set, (b"config",)),
-        Rule((), _cookies, (b"cookie", b"-b")),
-        Rule((), _pairs, tuple(probe.word_bytes for _, probe in _PAIRS)),
+        Rule((), _config_set, (_CONFIG_SET_AT.gate, _GIT_CONFIG_AT.gate)),
+        Rule((), _cookies, (_COOKIE_AT.gate, _COOKIE_FLAG_AT.gate)),
+        Rule((), _pairs, tuple(probe.gate for _, probe in _PAIRS)),
     ]
     return rules

@@ -1,7 +1,10 @@
 """The text the rules search, prepared once per text: `Hay` holds an ASCII image of it
 (one byte per character, so a place in the image is the same place in the text) and
 that image with its letters lowercased, and finds in them where a rule's literal word
-stands (`Probe`) or whether it stands anywhere (`Hay.has`).
+stands (`Probe`) or whether it stands anywhere (`Hay.has`). `gate` writes a word as
+a pattern over the lowercased image that takes one character: engine.py joins the
+rules' gates into the one scan that picks which rules a short text needs (which rule
+has which gates is shapes.py's and context.py's).
 
 Why bytes: a regex or ``in`` over a str of wide characters (one emoji makes every
 character four bytes) or ``text.lower()`` over all of it cost far more than the same
@@ -31,14 +34,47 @@ _FOLDS_ONTO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 _RARITY = "+j#>{}z;\\98`[]-67'1q43v5_=,0)(2kwbg/x.\"h:ypfmdlucinasort e"
 
 
-# Up to this many characters a text is short: a word's ``in`` costs less than starting
-# a regex search, so words are looked for with ``in`` before a rule, probe or group runs.
+# The characters gates take, in the order a word's is chosen: the scan of all gates
+# stops wherever one of them stands, so the fewer and rarer they are the better, and
+# a word takes one that other words take too before a rarer one of its own ("pwd" and
+# "pass" both take "p", "mysql" and "sntry" "y"). A word with none takes its rarest.
+_GATE_CHARS = "z-1_kgb:hypc"
+
+
+# Up to this many characters a text is short: its rules are picked by one scan of
+# their gates (engine.py), and a word's ``in`` costs less than starting a regex
+# search, so words are looked for with ``in`` before a probe or group runs. A long
+# text's rules are picked by their anchors: a few scans for literals cost less there.
 _SHORT = 16_384
 
 
 def _rank(char: str) -> int:
     at = _RARITY.find(char.lower())
     return at if at != -1 else 0
+
+
+def _gate_rank(char: str) -> int:
+    at = _GATE_CHARS.find(char)
+    return at if at != -1 else len(_GATE_CHARS) + _rank(char)
+
+
+def commonness(char: str) -> int:
+    """Where the scan of all gates should try ``char``'s branch: the most common
+    characters first (at each place the scan stops, it tries the branches in turn)."""
+    return -_gate_rank(char)
+
+
+def gate(word: str, ahead: str = "") -> str:
+    """A pattern over a lowercased image that matches where ``word`` (lowercased)
+    stands followed by what ``ahead`` matches, and takes one character only (the
+    first of ``_GATE_CHARS`` in the word), with the rest looked at behind and ahead.
+    engine.py joins such patterns into the one scan that picks the rules worth
+    running on a short text; taking one character each, no match hides another's."""
+    word = word.lower()
+    at = min(range(len(word)), key=lambda index: _gate_rank(word[index]))
+    behind = f"(?<={re.escape(word[: at + 1])})" if at else ""
+    rest = re.escape(word[at + 1 :]) + (f"(?:{ahead})" if ahead else "")
+    return re.escape(word[at]) + behind + (f"(?={rest})" if rest else "")
 
 
 class Anchor(Protocol):
@@ -52,12 +88,17 @@ class Probe:
     the places a rule's pattern can start at. Case is ignored if ``folded``. With
     ``via``, the fast path takes the places from a branch of a `Group` instead."""
 
-    __slots__ = ("back", "exact", "fast", "folded", "ignoring_case", "via", "word", "word_bytes")
+    __slots__ = (
+        "back", "exact", "fast", "folded", "gate", "ignoring_case", "via", "word", "word_bytes",
+    )  # fmt: skip
 
     def __init__(
         self, word: str, ahead: str = "", *, folded: bool = True, via: Branch | None = None
     ) -> None:
         self.word, self.folded, self.via = word, folded, via
+        # where it hits, in the lowercased image (``ahead`` reads lowercased text)
+        assert folded or not ahead
+        self.gate = gate(word, ahead)
         self.word_bytes = word.encode("ascii")
         tail = f"(?={ahead})" if ahead else ""
         # the search starts at the rarest character (with one more after it: re checks

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from jsonl_session.redaction.hay import Anchor, Group, Hay, Probe
+from jsonl_session.redaction.hay import Anchor, Group, Hay, Probe, gate
 
 Span = tuple[int, int, str, int]
 """(start, end, kind, rank) of a secret found; a lower rank is a more specific rule."""
@@ -27,12 +27,13 @@ class Rule:
     """A way of finding secrets: tried only when one of ``anchors`` occurs in the text
     (a `Probe` without lookahead, which says whether case counts, or a branch of a
     `Group`), or always if it has none. A short text (hay.py's ``short``) is tried only
-    when one of ``words`` is in it lowercased (if it has any): one ``in`` each is less
-    than the anchors' and probes' regex searches cost to start."""
+    when one of ``gates`` matches its lowercased image (if it has any): patterns made
+    by hay.py's `gate`, which match wherever the rule could find a secret, and which
+    engine.py runs all in one scan of the text."""
 
     anchors: tuple[Anchor, ...]
     find: Callable[[Hay], Iterator[Span]]
-    words: tuple[bytes, ...] = ()
+    gates: tuple[str, ...] = ()
 
 
 def random_looking(value: str) -> bool:
@@ -311,11 +312,11 @@ def shape_rules() -> list[Rule]:
         Rule(
             (Probe("PRIVATE KEY", folded=False),),
             _block("private-key", _PRIVATE_KEY),
-            (b"private key",),
+            (gate("PRIVATE KEY"),),
         ),
     ]
     rules += [
-        Rule((_GATES[anchor],), _scanned(shapes), (anchor.lower().encode(),))
+        Rule((_GATES[anchor],), _scanned(shapes), (gate(anchor),))
         for anchor, shapes in _SCANNED_SHAPES.items()
     ]
     rules.append(Rule((), _candidates))

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from jsonl_session.breakdown import Breakdown, breakdown
+from jsonl_session.breakdown import Breakdown, body_entries, breakdown
 from jsonl_session.breakdown_cache import stored_figures
+from jsonl_session.breakdown_spread import measure_spread
 from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
 from jsonl_session.errors import (
     SessionTreeError,
@@ -292,19 +293,25 @@ class Session(EntryAppends):
         """The tools declared at ``leaf_id`` (name, description, parameters), in order."""
         return current_tools(self.build_context(leaf_id).messages)
 
-    def token_breakdown(self, leaf_id: str | None = None, *, largest: int = 10) -> Breakdown:
+    def token_breakdown(
+        self, leaf_id: str | None = None, *, largest: int = 10, workers: int | None = 1
+    ) -> Breakdown:
         """Where the tokens go: stored, on the active path, model-facing (breakdown.py);
         for a session as opened, the stored figures of a file unchanged since they were
-        last measured come from the cache (breakdown_cache.py)."""
+        last measured come from the cache (breakdown_cache.py). ``workers``: processes
+        to measure a long session with (None: one per core; breakdown_spread.py); the
+        figures are the same. Spawned workers import ``__main__`` again: a script
+        asking for them keeps its work under ``if __name__ == "__main__":``."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
         # the projection is of that same path: walked once (`projection` walks it again)
         use_path = bool(target) and target != EMPTY_LEAF
         projection = project_path(path) if use_path else self.projection(leaf_id)
         entries = self._state.index.order
-        stored = None
         if len(entries) == self._opened_with:  # as read from its file: its cached figures
-            stored = stored_figures(self.path, self._cache, entries, largest)
+            stored = stored_figures(self.path, self._cache, entries, largest, workers)
+        else:
+            stored = measure_spread(body_entries(entries), largest, workers)
         return breakdown(entries, path, projection, largest=largest, stored=stored)
 
     # --- moving the leaf -------------------------------------------------------

@@ -106,7 +106,8 @@ def stamp(
         crc = prefix_crc(fd, covered)
     if data is not None and len(data) >= covered:
         head = _digest(data[: min(covered, _TAIL_BYTES)])
-        tail = _digest(data[max(0, covered - _TAIL_BYTES) : covered])
+        # (a short file's last bytes are its first: hashed once)
+        tail = head if covered <= _TAIL_BYTES else _digest(data[covered - _TAIL_BYTES : covered])
     else:
         head, tail = _hashes(fd, covered)
     return Stamp(
@@ -189,10 +190,10 @@ class Seen(msgspec.Struct, array_like=True, frozen=True):
 
 
 def _hashes(fd: int, covered: int) -> tuple[bytes, bytes]:
-    head = pread(fd, min(covered, _TAIL_BYTES), 0)
-    start = max(0, covered - _TAIL_BYTES)
-    tail = pread(fd, covered - start, start)
-    return _digest(head), _digest(tail)
+    head = _digest(pread(fd, min(covered, _TAIL_BYTES), 0))
+    if covered <= _TAIL_BYTES:
+        return head, head
+    return head, _digest(pread(fd, _TAIL_BYTES, covered - _TAIL_BYTES))
 
 
 def _digest(data: bytes) -> bytes:

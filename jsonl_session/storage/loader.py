@@ -47,16 +47,13 @@ from jsonl_session.storage.lines import (
 )
 from jsonl_session.storage.portable import BINARY, NONBLOCK
 from jsonl_session.storage.reading import (
-    CHUNK_BYTES,
     BadLine,
     ReadLines,
-    Region,
-    file_regions,
-    read_ahead,
     read_appended,
     scan_regions,
     split_by_id,
 )
+from jsonl_session.storage.regions import CHUNK_BYTES, Region, file_regions, read_ahead
 from jsonl_session.storage.table import (
     EntryTable,
     TableRecord,

@@ -6,18 +6,15 @@ bulk scan that applies them to a whole file or an appended range without buildin
 object per line first. A region where every line is a plain entry is decoded in one
 call; any other region is read line by line by the same rules, so both give the same
 result. Entries of a file read from disk keep only short lines in memory; longer ones
-are read back through a lines.LineSource. The header and versions are loader.py's.
+are read back through a lines.LineSource. The header and versions are loader.py's;
+reading a file in regions, regions.py's.
 """
 
 from __future__ import annotations
 
-import contextlib
-import queue
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
 
 import msgspec
 
@@ -31,9 +28,8 @@ from jsonl_session.format.entry import (
 from jsonl_session.format.jsonio import NotJson, is_utf8
 from jsonl_session.format.problems import Problem
 from jsonl_session.storage.lines import LineSource, LineSpan, RawLine, line_spans
-from jsonl_session.storage.portable import pread
+from jsonl_session.storage.regions import Region
 
-CHUNK_BYTES = 8 << 20
 _ID = attrgetter("id")
 INLINE_BYTES = 256  # lines up to this long stay in memory even when a file backs them
 
@@ -171,82 +167,6 @@ def read_appended(data: bytes, base_offset: int, first_number: int) -> ReadLines
     return read
 
 
-Region = tuple[bytes, int]
-"""Bytes and how many of them are the region: ``data[:stop]``. What follows ``stop``
-is a line the next region starts with (left there, so no region is copied)."""
-
-
-def file_regions(fd: int, start: int) -> Iterator[Region]:
-    """The file from ``start`` on, in regions that end at a newline (the last one may
-    not), so no line is split between two regions. Each region is one read: the part
-    of a line after its last newline is read again as the next region's start."""
-    position = start
-    while True:
-        data = pread(fd, CHUNK_BYTES, position)
-        if len(data) < CHUNK_BYTES:  # the rest of the file
-            if data:
-                yield data, len(data)
-            return
-        stop = data.rfind(b"\n") + 1
-        if stop == 0:  # a line longer than a chunk
-            data, stop = _through_newline(fd, data, position)
-        yield data, stop
-        position += stop
-
-
-def _through_newline(fd: int, data: bytes, position: int) -> Region:
-    """``data`` read at ``position`` (no newline in it) and what follows it, up to and
-    including the next newline or the end of the file."""
-    parts = [data]
-    at = position + len(data)
-    while True:
-        more = pread(fd, CHUNK_BYTES, at)
-        parts.append(more)
-        at += len(more)
-        if b"\n" in more or len(more) < CHUNK_BYTES:
-            break
-    joined = b"".join(parts)
-    if len(more) < CHUNK_BYTES:
-        return joined, len(joined)  # the file ends in this region
-    return joined, joined.rfind(b"\n") + 1
-
-
-def read_ahead(regions: Iterator[Region]) -> Iterator[Region]:
-    """``regions`` as they come, made by a thread of their own one region ahead.
-
-    Reading (pread) and summing (zlib's CRC) let go of the GIL, so with a second core
-    the next region is read while this one is decoded. One region waits at most:
-    a slow reader holds back nothing, and a slow decoder holds two regions more."""
-    waiting: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def make() -> None:
-        try:
-            for region in regions:
-                waiting.put((True, region))
-                if stop.is_set():
-                    return
-            waiting.put((False, None))
-        except BaseException as exc:  # told to the reader, and raised there
-            waiting.put((False, exc))
-
-    maker = threading.Thread(target=make, name="jsonl-session read-ahead", daemon=True)
-    maker.start()
-    try:
-        while True:
-            more, item = waiting.get()
-            if not more:
-                if item is not None:
-                    raise item
-                return
-            yield item
-    finally:
-        stop.set()
-        while maker.is_alive():  # a maker waiting to hand over a region: take it
-            with contextlib.suppress(queue.Empty):
-                waiting.get(timeout=0.01)
-
-
 def scan_regions(
     regions: Iterator[Region],
     base_offset: int,
@@ -351,6 +271,8 @@ def _add_plain(
     append = entries.append
     find = data.find
     keep_all = source is None
+    words: dict[str, str] = {}  # each type and role as one object (see below)
+    previous_id = None
     pos = 0
     for env in envelopes:
         end = find(b"\n", pos, cut)
@@ -379,15 +301,24 @@ def _add_plain(
             return None
         length = stop - pos
         message = env.message
+        role = None if message is None else message.role
+        # msgspec gives each entry strings of its own; the same type and role, and a
+        # parent's id, as one object each: a third less memory for a whole session
+        if role is not None:
+            role = words.setdefault(role, role)
+        parent_id = env.parent_id
+        if parent_id == previous_id:
+            parent_id = previous_id
+        previous_id = env.id
         append(
             StoredEntry(
                 number,
                 base + pos,
-                kind,
-                env.id,
-                env.parent_id,
+                words.setdefault(kind, kind),
+                previous_id,
+                parent_id,
                 env.timestamp,
-                None if message is None else message.role,
+                role,
                 env.custom_type,
                 None if message is None else message.timestamp,
                 False,

@@ -23,9 +23,10 @@ from typing import Any
 
 import msgspec
 
-from jsonl_session.catalog.parallel import in_order, usable_cores
+from jsonl_session.catalog.parallel import in_order
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
+from jsonl_session.processes import usable_cores
 from jsonl_session.storage.lines import LineSource
 from jsonl_session.views.redact import Redactor
 

@@ -22,7 +22,7 @@ from helpers_write import finish, raw_entry, spawn_python
 from locations import FIXTURES
 
 from jsonl_session import Session, load_entries
-from jsonl_session.storage import loader, reading
+from jsonl_session.storage import loader, regions
 from jsonl_session.storage.loader import LoadedFile
 
 TAIL_BYTES = 4096  # the cache hashes this much before the end of the part it covers
@@ -145,7 +145,7 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Where each chunked read began decoding lines (after the header, or where a
     record it used ends)."""
     seen: list[int] = []
-    real = reading.file_regions
+    real = regions.file_regions
 
     def spy(fd: int, start: int) -> Any:
         seen.append(start)

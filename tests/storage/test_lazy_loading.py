@@ -20,7 +20,7 @@ from locations import FIXTURES
 
 from jsonl_session import Session, SessionFormatError, build_context, load_entries
 from jsonl_session.format.entry import raw_lines
-from jsonl_session.storage import loader, reading
+from jsonl_session.storage import loader, reading, regions
 from jsonl_session.storage.loader import LoadedFile, parse_session_bytes
 
 REWRITTEN = "open it again"
@@ -108,7 +108,7 @@ class TestChunkedReadEqualsWholeRead:
         path.write_bytes(VARIANTS[variant](fixture.read_bytes()))
         whole = outcome(lambda: parse_session_bytes(path.read_bytes(), path))
         for chunk in (61, 4096):
-            monkeypatch.setattr(reading, "CHUNK_BYTES", chunk)
+            monkeypatch.setattr(regions, "CHUNK_BYTES", chunk)
             assert outcome(lambda: load_entries(path, cache=False)) == whole, chunk
 
     @pytest.mark.usefixtures("chunked_everything")
@@ -132,7 +132,7 @@ class TestChunkedReadEqualsWholeRead:
         path.write_bytes(b"\n".join([*_LINEAR[:3], ODD_LINES[line], *_LINEAR[3:]]))
         whole = outcome(lambda: parse_session_bytes(path.read_bytes(), path))
         for chunk in (1, 7, 61, 4096):
-            monkeypatch.setattr(reading, "CHUNK_BYTES", chunk)
+            monkeypatch.setattr(regions, "CHUNK_BYTES", chunk)
             assert outcome(lambda: load_entries(path, cache=False)) == whole, chunk
 
 
@@ -181,7 +181,7 @@ class TestLargeFile:
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         path = generate(tmp_path / "big.jsonl")
-        monkeypatch.setattr(reading, "CHUNK_BYTES", 4096)
+        monkeypatch.setattr(regions, "CHUNK_BYTES", 4096)
         whole = parse_session_bytes(path.read_bytes(), path)
         assert max(e.length for e in whole.entries) > 4096
         assert key(load_entries(path, cache=False)) == key(whole)

@@ -3,6 +3,7 @@ rule that no read path ever writes. Files are real bytes in tmp_path."""
 
 from __future__ import annotations
 
+import itertools
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from builders import BASE_MS
 from builders import read_assistant as assistant
 from builders import read_user as user
+from helpers_large import generate
 from helpers_read import (
     Snapshot,
     dumps,
@@ -50,6 +52,15 @@ def kinds(problems: Any) -> list[tuple[str, int | None]]:
 
 
 class TestWellFormedFile:
+    def test_entries_share_their_types_roles_and_parents_ids(self, tmp_path: Path) -> None:
+        loaded = load_entries(generate(tmp_path / "gen.jsonl", entries=300), cache=False)
+        held = loaded.entries
+        messages = [e for e in held if e.type == "message"]
+        assert len({id(e.type) for e in messages}) == 1
+        assert len({id(e.role) for e in messages if e.role == "toolResult"}) == 1
+        linked = [(e, p) for p, e in itertools.pairwise(held) if e.parent_id == p.id]
+        assert len(linked) > 250 and all(e.parent_id is p.id for e, p in linked)
+
     def test_header_and_entries_are_read_in_file_order(self, tmp_path: Path) -> None:
         written = linear_session(tmp_path / "s.jsonl", count=4)
         loaded = load_entries(tmp_path / "s.jsonl")

@@ -6,6 +6,7 @@ date equals one made afresh."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,18 @@ class TestATableAnswersAsItsEntries:
             expected = [e.id for e in reversed(plain.path(entry.id))]
             assert [held[p].id for p in held.chain(position)] == expected
         assert held.position("not-an-id") is None
+
+    def test_entries_read_back_share_their_types_roles_and_parents_ids(
+        self, tmp_path: Path
+    ) -> None:
+        entries = load_entries(generate(tmp_path / "gen.jsonl", entries=300)).entries
+        held = as_table(entries).materialise()
+        assert [entry_key(e) for e in held] == [entry_key(e) for e in entries]
+        messages = [e for e in held if e.type == "message"]
+        assert len({id(e.type) for e in messages}) == 1
+        assert len({id(e.role) for e in messages if e.role == "toolResult"}) == 1
+        linked = [(e, p) for p, e in itertools.pairwise(held) if e.parent_id == p.id]
+        assert len(linked) > 250 and all(e.parent_id is p.id for e, p in linked)
 
     def test_lookups_answer_the_same_once_a_dict_of_ids_is_built(self) -> None:
         entries = chain(*(f"{n:08x}" for n in range(200)))

@@ -1,0 +1,188 @@
+"""The figures of a long session measured on every core: `stats` of a session of
+hundreds of MB decodes every message line, which one process does at about 250 MB/s.
+
+Owns when a session is long enough to spread (`SPREAD_BYTES` of lines), how its body
+entries are cut (contiguous parts, the first measured in the calling process while
+spawned workers measure the others), what a worker gets (`Part`: the few columns of
+its entries that measuring reads, never the session) and does (`measure_in_worker`:
+it reads its entries' lines from the file by offset), and how the parts' figures
+join: counts added in order, the largest entries merged, and the usage tallies
+merged so that costs are added in the order one pass adds them. The result is
+exactly breakdown.py's `measure_stored` of all the entries; what is measured, and
+how, is breakdown.py's and line_sizes.py's; the pool is processes.py's.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jsonl_session.breakdown import Stored, measure_part, measure_stored
+from jsonl_session.errors import JsonlSessionError
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.processes import spawned_pool, usable_cores
+from jsonl_session.storage.lines import LineSource
+from jsonl_session.usage import UsageTally
+
+SPREAD_BYTES = 64 << 20
+"""Sessions of fewer bytes of lines are measured in the calling process: starting a
+worker (a Python and the package, 0.2-0.4 s) costs what measuring 50-100 MB does."""
+_HEAD_START_BYTES = 64 << 20  # what this process measures while a worker starts
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What a worker measures: entries of the session at ``path``, as columns of the
+    fields measuring reads (line, offset, length, type, id, role); the lines of
+    those kept in memory (a migrated or short line) in ``inline``, by index."""
+
+    path: str
+    largest: int
+    lines: bytes  # array("q") of line numbers
+    offsets: bytes  # array("q")
+    lengths: bytes  # array("q")
+    types: list[str]
+    ids: list[str]
+    roles: list[str | None]
+    inline: dict[int, tuple[bytes, bool]] = field(default_factory=dict)  # (line, migrated)
+
+
+def spread_workers(workers: int | None, size: int) -> int:
+    """How many processes measure a session of ``size`` bytes of lines: ``workers``
+    (None: one per usable core), and one when the session is short."""
+    if workers is not None and workers < 1:
+        raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
+    wanted = usable_cores() if workers is None else workers
+    return 1 if size < SPREAD_BYTES else wanted
+
+
+def measure_spread(
+    bodies: Sequence[StoredEntry], largest: int = 10, workers: int | None = 1
+) -> Stored:
+    """`measure_stored` of ``bodies``, by ``workers`` processes (see `spread_workers`)
+    when they are long enough and their lines are read from one file."""
+    size = sum(entry.length for entry in bodies)
+    count = spread_workers(workers, size)
+    path = _one_file(bodies)
+    if count == 1 or path is None:
+        return measure_stored(bodies, largest)
+    cuts = _cuts(bodies, count, size)
+    if len(cuts) == 1:  # (one entry holds nearly all the bytes)
+        return measure_stored(bodies, largest)
+    pool = spawned_pool(len(cuts) - 1)
+    try:
+        futures = [
+            pool.submit(measure_in_worker, _part(path, bodies[start:stop], largest))
+            for start, stop in cuts[1:]
+        ]
+        tally = UsageTally()
+        out = measure_part(bodies[: cuts[0][1]], largest, tally)
+        for (start, stop), future in zip(cuts[1:], futures, strict=True):
+            try:
+                later, later_tally = future.result()
+            except Exception:
+                # measured again here, which raises the error whole: a worker's may not
+                # cross processes (a session error does not unpickle; a dead worker is
+                # only BrokenProcessPool)
+                later_tally = UsageTally(keep_costs=True)
+                later = measure_part(bodies[start:stop], largest, later_tally)
+            _join(out, later, largest)
+            tally.merge(later_tally)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    out.recorded = tally.recorded()
+    return out
+
+
+def measure_in_worker(part: Part) -> tuple[Stored, UsageTally]:
+    """A worker's work: the figures of ``part``'s entries, and its usage tally."""
+    fd = os.open(part.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    source = LineSource(Path(part.path), fd)  # closes the file when dropped
+    lines, offsets, lengths = (array("q", c) for c in (part.lines, part.offsets, part.lengths))
+    entries = []
+    columns = zip(part.types, part.ids, part.roles, strict=True)
+    for index, (type_, entry_id, role) in enumerate(columns):
+        kept = part.inline.get(index)
+        entries.append(
+            StoredEntry(
+                line=lines[index],
+                offset=offsets[index],
+                type=type_,
+                id=entry_id,
+                parent_id=None,  # (measuring reads neither parents nor times)
+                timestamp="",
+                role=role,
+                migrated=kept is not None and kept[1],
+                length=lengths[index],
+                inline=kept[0] if kept is not None else None,
+                source=source,
+            )
+        )
+    tally = UsageTally(keep_costs=True)
+    return measure_part(entries, part.largest, tally), tally
+
+
+def _one_file(bodies: Sequence[StoredEntry]) -> str | None:
+    """The path of the one file the lines not in memory are read from, or None
+    (lines from several files or from none: measured in this process)."""
+    found = None
+    for entry in bodies:
+        if entry.inline is None:
+            source = entry.source
+            if source is None or (found is not None and source is not found):
+                return None
+            found = source
+    path = getattr(found, "path", None)
+    return str(path) if path is not None else None
+
+
+def _cuts(bodies: Sequence[StoredEntry], count: int, size: int) -> list[tuple[int, int]]:
+    """``bodies`` cut into ``count`` contiguous ranges of about equal bytes, the first
+    (this process's, which starts at once) larger by what it measures while the
+    workers start."""
+    first = (size + _HEAD_START_BYTES * (count - 1)) // count
+    rest = (size - first) // (count - 1)
+    limits = [first + rest * n for n in range(count - 1)]
+    cuts: list[tuple[int, int]] = []
+    start = seen = 0
+    for index, entry in enumerate(bodies):
+        seen += entry.length
+        if len(cuts) < count - 1 and seen >= limits[len(cuts)]:
+            cuts.append((start, index + 1))
+            start = index + 1
+    cuts.append((start, len(bodies)))
+    return cuts
+
+
+def _part(path: str, entries: Sequence[StoredEntry], largest: int) -> Part:
+    return Part(
+        path=path,
+        largest=largest,
+        lines=array("q", [entry.line for entry in entries]).tobytes(),
+        offsets=array("q", [entry.offset for entry in entries]).tobytes(),
+        lengths=array("q", [entry.length for entry in entries]).tobytes(),
+        types=[entry.type for entry in entries],
+        ids=[entry.id for entry in entries],
+        roles=[entry.role for entry in entries],
+        inline={
+            index: (entry.inline, entry.migrated)
+            for index, entry in enumerate(entries)
+            if entry.inline is not None
+        },
+    )
+
+
+def _join(out: Stored, later: Stored, largest: int) -> None:
+    """Add to ``out`` the figures of the entries measured after its own."""
+    out.stored_tokens += later.stored_tokens
+    out.by_entry_type.update(later.by_entry_type)  # (new keys after, as one pass adds them)
+    out.by_role.update(later.by_role)
+    out.by_tool.update(later.by_tool)
+    out.tokens.extend(later.tokens)
+    # each list is largest first, earlier first among equals, and every entry of
+    # ``later`` comes after ``out``'s: a stable sort by size keeps that order
+    joined = sorted([*out.largest, *later.largest], key=lambda item: -item.tokens)
+    out.largest = joined[:largest]

@@ -1,0 +1,93 @@
+"""The engine's shortcuts held to the long way round: the rules the gates pick for a
+short text (one scan of it) find what running every rule on it finds."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from locations import ROOT
+
+from jsonl_session.redaction import engine
+from jsonl_session.redaction.engine import _RULES, Redactor, _merged, find_secrets
+from jsonl_session.redaction.hay import Hay
+from jsonl_session.redaction.shapes import Span
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from redaction_corpus import lookalike_cases, secret_cases
+
+CASES = [case.text for case in secret_cases() + lookalike_cases()]
+# What the gates look for, cut short or spaced out, so that some texts come close to a
+# gate without matching it.
+PIECES = [
+    "password", "Passwd", "pass", "TOKEN", "token", "secret", "api_key", "credentials",
+    "auth", "Sig", "signature", "authorization", "Authorization: ", "Bearer ", "bearer",
+    "cookie", "Cookie: ", "-b ", "-b", "--", "--password ", "--api-key ", "mysql -p",
+    "mariadb", "curl -u ", "sshpass -p ", "docker login -p ", "login ", "config set ",
+    "git config --global ", "configure set ", "://", "://u:", "@host", "1//0",
+    "hooks.slack.com/", "discord.com/api/webhooks/", "whsec_", "glc_", "sntrys_", "ghp_",
+    "AKIA", "sk-", ":AA", "-----BEGIN RSA PRIVATE KEY-----\n", "private key", "=", ": ",
+    " = ", "=>", ":=", '"', "'", "\\", "\n", " ", "\t", "?", "&", ";", "é", "\U0001f680",
+    "Q8s0dK2LmZ7xW4cV9bN1", "a1B2c3D4e5F6g7H8", "1234567890",
+]  # fmt: skip
+
+
+def every_rule_finds(text: str) -> list[Span]:
+    """What find_secrets would give if every rule ran on the text."""
+    hay = Hay(text)
+    found = [span for rule in _RULES for span in rule.find(hay)]
+    return _merged(found) if found else found
+
+
+class TestTheGates:
+    def test_every_case_of_the_corpus_is_found_as_every_rule_finds_it(self) -> None:
+        for text in CASES:
+            assert find_secrets(text) == every_rule_finds(text), text
+
+    def test_cases_glued_together_are_found_as_every_rule_finds_them(self) -> None:
+        for first, second in zip(CASES, CASES[1:] + CASES[:1], strict=True):
+            for text in (first + second, f"{first} {second}", f"{first}\n{second}"):
+                assert find_secrets(text) == every_rule_finds(text), text
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.sampled_from(PIECES), max_size=30))
+    def test_texts_near_the_gates_are_searched_as_every_rule_searches_them(
+        self, parts: list[str]
+    ) -> None:
+        text = "".join(parts)
+        assert find_secrets(text) == every_rule_finds(text)
+
+
+class TestTheMemoryOfShortTexts:
+    def test_a_short_text_is_found_alike_the_first_time_and_after(self) -> None:
+        for text in (
+            "anthropic/claude-sonnet-4-5",
+            "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6",
+        ):
+            first = find_secrets(text)
+            assert find_secrets(text) == first == every_rule_finds(text)
+
+    def test_short_cases_of_the_corpus_are_found_alike_twice(self) -> None:
+        short = [text for text in CASES if len(text) <= 64]
+        assert short
+        assert [find_secrets(text) for text in short] == [find_secrets(text) for text in short]
+        assert [find_secrets(text) for text in short] == [every_rule_finds(text) for text in short]
+
+
+class TestTheRebuilding:
+    @pytest.mark.parametrize("piece", [1, 5, 13, 1 << 20])
+    def test_a_text_rebuilt_in_short_pieces_is_the_text_with_its_secrets_replaced(
+        self, piece: int, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(engine, "_PIECE", piece)
+        secret = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+        filler = "some words → and an emoji \U0001f680 between them; " * 9
+        for text in (f"{secret}{filler}", f"{filler}{secret}", f"{filler}{secret}\n{filler}"):
+            spans = find_secrets(text)
+            expected, at = "", 0
+            for start, end, kind, _ in spans:
+                expected += text[at:start] + f"[REDACTED:{kind}]"
+                at = end
+            assert spans and Redactor().text(text) == expected + text[at:]
