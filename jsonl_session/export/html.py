@@ -6,7 +6,12 @@ and assistant messages with their Markdown rendered, tool results under the call
 they answer, compactions and branch summaries folded, and small one-line notes for
 model and thinking-level changes, labels, names and extension state. The pieces
 inside an entry are html_parts.py's, Markdown and highlighting markup.py's, the
-stylesheet html_style.py's; what the export shows is plan.py's.
+stylesheet html_style.py's, which call a result answers html_calls.py's; what the
+export shows is plan.py's.
+
+A long page is rendered here until nothing more is highlighted (markup.py's budget,
+and `HIGHLIGHT_SPAN`), then by worker processes, a slice of entries each
+(views/slices.py; `html_entry` is what a worker runs): the same bytes.
 """
 
 from __future__ import annotations
@@ -14,23 +19,33 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from jsonl_session.export.html_parts import PartRenderer
+from jsonl_session.export.html_calls import CallFinder, CallsSaid, call_told
+from jsonl_session.export.html_parts import CallSeen, PartRenderer
 from jsonl_session.export.html_style import page_css
 from jsonl_session.export.html_tree import branch_index, run_anchor
 from jsonl_session.export.markup import escape, json_html
-from jsonl_session.export.plan import ExportPlan
+from jsonl_session.export.plan import ExportPlan, Spread
+from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text, loads_text
+from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run
-from jsonl_session.views.transcript import EntryView
+from jsonl_session.views.transcript import EntryView, view_entry
+
+HIGHLIGHT_SPAN = 64 << 20
+"""Code is highlighted only in the entries within this many bytes of lines from the
+page's start (and within markup.py's budget): past it a page is long enough to be
+rendered by worker processes, which have no budget to share."""
 
 
 def render_html(plan: ExportPlan) -> str:
     return "".join(iter_html(plan))
 
 
-def iter_html(plan: ExportPlan) -> Iterator[str]:
+def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
     """The page in pieces, one entry at a time (memory bounded by the largest entry);
-    the pieces joined are the whole page."""
+    the pieces joined are the whole page. A long page is rendered by this process
+    until nothing more is highlighted, the rest by ``workers`` processes
+    (views/slices.py): the same text."""
     title = escape(plan.title())
     facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in plan.facts())
     yield (
@@ -41,13 +56,77 @@ def iter_html(plan: ExportPlan) -> Iterator[str]:
     )
     yield f'<header class="top"><h1>{title}</h1><dl class="facts">{facts}</dl></header>'
     yield "\n" + branch_index(plan)
+    plan.forget_lookups()  # the index's, not needed by the entries
     yield "\n<main>"
-    parts = PartRenderer()
-    for run, entries in plan.shown:
-        yield "\n" + ("<h2>Conversation</h2>" if run is None else _run_heading(plan, run))
-        for view in plan.take_views(entries):
-            yield "\n" + _entry(plan, parts, view)
+    yield from _body(plan, workers)
     yield "\n</main></body></html>\n"
+
+
+def _body(plan: ExportPlan, workers: int | None) -> Iterator[str]:
+    parts = PartRenderer()
+    finder = CallFinder(plan.session.get, plan.redactor.enabled)
+    spread: Spread | None = None
+    may_spread = workers != 1
+    before = 0  # bytes of the lines of the entries rendered so far
+    for index, (run, entries) in enumerate(plan.shown):
+        yield "\n" + ("<h2>Conversation</h2>" if run is None else _run_heading(plan, run))
+        if spread is not None:
+            yield from spread.texts_of(index)
+            continue
+        views = plan.take_views(entries)
+        for at in range(len(entries)):
+            if before >= HIGHLIGHT_SPAN:
+                parts.markup.budget = 0
+            if may_spread and parts.markup.spent:
+                # what is left has nothing highlighted: each slice renders on its own
+                may_spread = False
+                state = SliceState(plan.labels)
+                context = finder.slice_context(parts)
+                spread = plan.spread(html_entry, state, workers, (index, at), context)
+                if spread is not None:
+                    views.close()  # its batch of lines read ahead is the workers' now
+                    yield from spread.texts_of(index)
+                    break
+            view = next(views)
+            before += view.entry.length
+            yield "\n" + _entry(plan.labels, parts, view, finder.call(view, parts))
+
+
+class SliceState:
+    """What the entries of one worker's slice share: the labels, and the renderer
+    the worker makes for the slice (it remembers the slice's calls; nothing is
+    highlighted). Only the labels travel to the worker."""
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+        self._parts: PartRenderer | None = None
+
+    @property
+    def parts(self) -> PartRenderer:
+        if self._parts is None:
+            self._parts = PartRenderer(budget=0)
+        return self._parts
+
+    def __getstate__(self) -> dict[str, str]:
+        return self.labels
+
+    def __setstate__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+        self._parts = None
+
+
+def html_entry(
+    entry: StoredEntry | bytes,
+    data: dict[str, Any] | None,
+    said: CallsSaid,
+    state: SliceState,
+    redactor: Redactor,
+) -> str:
+    """One entry of the page, from its body, in a worker (views/slices.py's `Render`)."""
+    assert isinstance(entry, StoredEntry)
+    view = view_entry(entry, redactor, data)
+    parts = state.parts
+    return "\n" + _entry(state.labels, parts, view, call_told(said, view, parts))
 
 
 def _run_heading(plan: ExportPlan, run: Run) -> str:
@@ -58,11 +137,14 @@ def _run_heading(plan: ExportPlan, run: Run) -> str:
     return f'<h2 id="{escape(run_anchor(run))}">{title}{badge}</h2>'
 
 
-def _entry(plan: ExportPlan, parts: PartRenderer, view: EntryView) -> str:
+def _entry(
+    labels: dict[str, str], parts: PartRenderer, view: EntryView, call: CallSeen | None
+) -> str:
+    """One entry; ``call`` is the call it answers (a tool result)."""
     entry = view.entry
     anchor = escape(f"e-{entry.id}")
     ident = f'<a class="id mono" href="#{anchor}" title="link to this entry">{escape(entry.id)}</a>'
-    label = plan.labels.get(entry.id)
+    label = labels.get(entry.id)
     chip = f'<span class="label">{escape(label)}</span>' if label else ""
     meta = _time(entry.timestamp) + ident + chip
     if entry.role == "system":
@@ -71,14 +153,10 @@ def _entry(plan: ExportPlan, parts: PartRenderer, view: EntryView) -> str:
         return _note(parts, view, anchor, meta)
     heading = f'<span class="who">{escape(view.heading)}</span>'
     detail = escape(view.detail)
-    call_id = ""
-    if view.kind == "tool-result":
-        call_id = as_text(entry.data().get("message", {}).get("toolCallId", ""))
-        call = parts.call_of(call_id)
-        if call is not None and call.main:
-            detail += f" · <code>{escape(call.main)}</code>"
+    if call is not None and call.main:
+        detail += f" · <code>{escape(call.main)}</code>"
     detail = f"{detail} · " if detail else ""
-    body = parts.parts(view, call_id)
+    body = parts.parts(view, call)
     if view.kind == "summary":
         words = sum(len(p.text.split()) for p in view.parts if p.kind == "text")
         body = f"<details><summary>The summary · {words} words</summary>{body}</details>"

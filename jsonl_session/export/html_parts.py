@@ -2,11 +2,12 @@
 their outputs, shell commands, images, errors and data.
 
 Owns `PartRenderer`, which turns an EntryView's parts (views/transcript.py) into HTML
-and remembers each tool call it rendered, so a tool result can say which call it
-answers and highlight a file it read by the file's name. Text is Markdown, thinking
-is folded, tool calls are ``<details>`` with their arguments as pretty JSON (an
-edit's change as a diff, a written file highlighted), long outputs folded. Text is
-turned into HTML by markup.py; the entry around the parts is html.py's.
+and remembers the tool calls of the entries it rendered, so a tool result can say
+which call it answers and highlight a file it read by the file's name (which entry's
+calls a result looks in is html_calls.py's). Text is Markdown, thinking is folded,
+tool calls are ``<details>`` with their arguments as pretty JSON (an edit's change as
+a diff, a written file highlighted), long outputs folded. Text is turned into HTML by
+markup.py; the entry around the parts is html.py's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jsonl_session.export.markup import Markup, diff_html, escape, escape_text, json_html
+from jsonl_session.export.markup import (
+    HIGHLIGHT_BUDGET,
+    Markup,
+    diff_html,
+    escape,
+    escape_text,
+    json_html,
+)
 from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.transcript import EntryView, Part
@@ -38,21 +46,33 @@ class CallSeen:
 
 
 class PartRenderer:
-    """Renders parts; tool calls are remembered by id for the results that follow."""
+    """Renders parts; the tool calls of the last `REMEMBERED` entries rendered are
+    remembered (by the entry's line number, which no other entry has) for the
+    results that follow them."""
 
-    def __init__(self) -> None:
-        self.calls: dict[str, CallSeen] = {}
-        self.markup = Markup()
+    REMEMBERED = 1024
+    """Entries whose calls are kept: results follow their calls closely, and a call
+    forgotten is read again (html_calls.py). As many as a worker's slice holds
+    (views/slices.py's `SLICE_ENTRIES`), so a worker forgets none of its slice's."""
 
-    def parts(self, view: EntryView, call_id: str = "") -> str:
-        """The parts of ``view``; ``call_id`` is the call a tool result answers."""
-        call = self.calls.get(call_id) if call_id else None
-        return "".join(self.part(part, call) for part in view.parts)
+    def __init__(self, budget: int = HIGHLIGHT_BUDGET) -> None:
+        self.calls: dict[int, dict[str, CallSeen]] = {}
+        self.markup = Markup(budget)
 
-    def call_of(self, call_id: str) -> CallSeen | None:
-        return self.calls.get(call_id)
+    def parts(self, view: EntryView, call: CallSeen | None = None) -> str:
+        """The parts of ``view``; ``call`` is the call a tool result answers."""
+        made: dict[str, CallSeen] = {}
+        text = "".join(self.part(part, call, made) for part in view.parts)
+        if made:
+            self.calls[view.entry.line] = made
+            if len(self.calls) > self.REMEMBERED:
+                del self.calls[next(iter(self.calls))]  # the oldest
+        return text
 
-    def part(self, part: Part, call: CallSeen | None = None) -> str:
+    def part(
+        self, part: Part, call: CallSeen | None = None, made: dict[str, CallSeen] | None = None
+    ) -> str:
+        """One part; a tool call's is added to ``made`` (by its id)."""
         kind = part.kind
         if kind == "text":
             return f'<div class="md">{self.markup.markdown(part.text)}</div>'
@@ -61,7 +81,7 @@ class PartRenderer:
             body = f'<div class="md">{self.markup.markdown(part.text)}</div>'
             return _details(f"Thinking · {words} words", body, "thinking")
         if kind == "tool-call":
-            return self._tool_call(part)
+            return self._tool_call(part, made)
         if kind == "output":
             return self._output(part, call)
         if kind == "command":
@@ -74,15 +94,10 @@ class PartRenderer:
             return f'<p class="stop">{escape(part.text)}</p>'
         return _details(escape(part.title or "data"), json_html(part.text), "data")
 
-    def _tool_call(self, part: Part) -> str:
-        try:
-            arguments = loads_text(part.text)
-        except ValueError:
-            arguments = None
-        args = arguments if isinstance(arguments, dict) else {}
-        if part.ref:
-            path = as_text(args.get("path") or args.get("file_path") or "")
-            self.calls[part.ref] = CallSeen(part.title, main_argument(args, 80), path)
+    def _tool_call(self, part: Part, made: dict[str, CallSeen] | None) -> str:
+        args = _arguments(part)
+        if part.ref and made is not None:
+            made[part.ref] = call_seen(part, args)
         main = main_argument(args)
         summary = f'<span class="name">{escape(part.title)}</span>'
         summary += f' <code class="arg">{escape(main)}</code>' if main else ""
@@ -128,6 +143,26 @@ class PartRenderer:
             if isinstance(change.get("oldText"), str) and isinstance(change.get("newText"), str)
         ]
         return "".join(diffs)
+
+
+def calls_made(view: EntryView) -> dict[str, CallSeen]:
+    """The calls of ``view`` by id, as `PartRenderer.parts` remembers them."""
+    return {
+        p.ref: call_seen(p, _arguments(p)) for p in view.parts if p.kind == "tool-call" and p.ref
+    }
+
+
+def call_seen(part: Part, args: dict[str, Any]) -> CallSeen:
+    path = as_text(args.get("path") or args.get("file_path") or "")
+    return CallSeen(part.title, main_argument(args, 80), path)
+
+
+def _arguments(part: Part) -> dict[str, Any]:
+    try:
+        arguments = loads_text(part.text)
+    except ValueError:
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def main_argument(args: dict[str, Any], width: int = 100) -> str:

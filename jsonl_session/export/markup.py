@@ -8,8 +8,11 @@ links get ``rel="noopener noreferrer nofollow"``, and an image whose address is 
 ``data:image/`` URL becomes a link, so opening the page fetches nothing.
 
 Highlighting costs about a second per megabyte, so one `Markup` (one page) highlights
-at most `HIGHLIGHT_BUDGET` characters of code, none of a block over `HIGHLIGHT_LIMIT`;
-the rest is shown plain. JSON is coloured by a small scanner here, at any size.
+at most `HIGHLIGHT_BUDGET` characters of code, none of a block over `HIGHLIGHT_LIMIT`,
+and stops once less than a block's worth (`HIGHLIGHT_LIMIT`) is left: from then on
+(`Markup.spent`) nothing is highlighted, so the rest of a page can be rendered in
+pieces by worker processes. The rest is shown plain. JSON is coloured by a small
+scanner here, at any size. Prose with no Markdown in it is plain_text.py's.
 
 What the page shows and how it is laid out is html.py's (and html_parts.py's); this
 module only turns one text into one fragment of HTML.
@@ -18,7 +21,6 @@ module only turns one text into one fragment of HTML.
 from __future__ import annotations
 
 import difflib
-import html
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -34,24 +36,33 @@ from pygments.lexer import Lexer  # type: ignore[import-untyped]
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename  # type: ignore[import-untyped]
 from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
+from jsonl_session.export.plain_text import plain_html
+
 HIGHLIGHT_LIMIT = 16 * 1024  # a longer block is shown plain
 HIGHLIGHT_BUDGET = 512 * 1024  # characters of code highlighted per page
 _REL = "noopener noreferrer nofollow"
 _FORMATTER = HtmlFormatter(nowrap=True)
-_JSON_TOKEN = re.compile(
-    r'(?P<str>"(?:[^"\\\n]|\\.)*")(?P<key>\s*:)?|(?P<num>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)'
-    r"|(?P<word>true|false|null)"
+_JSON_TOKEN = re.compile(  # a string's characters in runs: one step a run, not a character
+    r'(?P<str>"[^"\\\n]*(?:\\.[^"\\\n]*)*")(?P<key>\s*:)?'
+    r"|(?P<num>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|(?P<word>true|false|null)"
 )
 
 
 def escape(text: str) -> str:
-    """Escaped for anywhere in a page, attribute values included."""
-    return html.escape(text, quote=True)
+    """Escaped for anywhere in a page, attribute values included (html.escape's
+    replacements, without its call: this runs several times for every entry)."""
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
+    )
 
 
 def escape_text(text: str) -> str:
     """Escaped for the content of an element (quotes left as they are: smaller)."""
-    return html.escape(text, quote=False)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class Markup:
@@ -66,6 +77,9 @@ class Markup:
 
     def markdown(self, text: str) -> str:
         """Markdown as HTML, raw HTML escaped, fenced code highlighted."""
+        plain = plain_html(text)  # most prose: the same HTML, without the parser
+        if plain is not None:
+            return plain
         rendered: str = self._md.render(text)
         return rendered
 
@@ -74,7 +88,7 @@ class Markup:
         alias) or, without one, by the file name ``path``; plain when neither is
         known, when the block is long, or when the page's budget is spent."""
         lexer = None
-        if len(code) <= min(HIGHLIGHT_LIMIT, self.budget):
+        if len(code) <= HIGHLIGHT_LIMIT <= self.budget:
             lexer = _lexer_by_name(language.lower()) if language else None
             if lexer is None and path:
                 lexer = _lexer_for_extension(_extension(path))
@@ -86,6 +100,11 @@ class Markup:
             body = body.removesuffix("\n")
         return f'<pre class="code hl">{body}</pre>'
 
+    @property
+    def spent(self) -> bool:
+        """Nothing more is highlighted on this page."""
+        return self.budget < HIGHLIGHT_LIMIT
+
     def _fence(self, code: str, language: str, _attrs: str) -> str:
         return self.code(code, language)
 
@@ -93,21 +112,18 @@ class Markup:
 def json_html(text: str) -> str:
     """JSON text (as json.dumps writes it) in a ``<pre>``, keys, strings, numbers and
     literals coloured with the classes Pygments uses."""
-    out: list[str] = []
-    last = 0
-    for match in _JSON_TOKEN.finditer(text):
-        out.append(escape_text(text[last : match.start()]))
-        last = match.end()
-        if match["str"] is not None:
-            css = "nt" if match["key"] else "s2"
-            out.append(
-                f'<span class="{css}">{escape_text(match["str"])}</span>{match["key"] or ""}'
-            )
-        else:
-            css = "mi" if match["num"] is not None else "kc"
-            out.append(f'<span class="{css}">{match[0]}</span>')
-    out.append(escape_text(text[last:]))
-    return '<pre class="code hl json">' + "".join(out) + "</pre>"
+    # Escaped first, whole: escaping adds no quote, backslash, digit or literal, so
+    # the tokens found are the escaped tokens
+    return '<pre class="code hl json">' + _JSON_TOKEN.sub(_json_span, escape_text(text)) + "</pre>"
+
+
+def _json_span(match: re.Match[str]) -> str:
+    if match["str"] is not None:
+        if match["key"]:
+            return f'<span class="nt">{match["str"]}</span>{match["key"]}'
+        return f'<span class="s2">{match["str"]}</span>'
+    css = "mi" if match["num"] is not None else "kc"
+    return f'<span class="{css}">{match[0]}</span>'
 
 
 def diff_html(old: str, new: str) -> str:

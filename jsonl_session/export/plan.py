@@ -14,10 +14,9 @@ the name, the header), however often the export shows it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain
 from typing import Any, Literal
 
 from jsonl_session.errors import SessionTreeError
@@ -36,7 +35,7 @@ from jsonl_session.views.slices import (
     export_workers,
     lines_size,
     record,
-    rendered,
+    rendered_pieces,
     slices_of,
 )
 from jsonl_session.views.transcript import EntryView, view_entry
@@ -107,6 +106,12 @@ class ExportPlan:
             None,
         )
 
+    def forget_lookups(self) -> None:
+        """Let go of `active` and `anchors` (made again if asked): on a session of
+        200,000 entries the two sets take tens of MB a long export need not hold."""
+        self.__dict__.pop("active", None)
+        self.__dict__.pop("anchors", None)
+
     @property
     def has_branches(self) -> bool:
         """More than one run: the session branches (or has more than one root)."""
@@ -131,7 +136,7 @@ class ExportPlan:
         made = self._views.pop(entry.id, None)
         return made if made is not None else view_entry(entry, self.redactor)
 
-    def take_views(self, entries: Sequence[StoredEntry]) -> Iterator[EntryView]:
+    def take_views(self, entries: Sequence[StoredEntry]) -> Generator[EntryView, None, None]:
         """`take_view` of each entry in turn, their lines read from disk a batch at a
         time (one read for many entries, not one each)."""
         for start in range(0, len(entries), _BATCH):
@@ -144,30 +149,48 @@ class ExportPlan:
                     else view_entry(entry, self.redactor, loads_object(raw))
                 )
 
-    def spread(self, render: Render, shared: Any, workers: int | None) -> Spread | None:
+    def spread(
+        self,
+        render: Render,
+        shared: Any,
+        workers: int | None,
+        start: tuple[int, int] = (0, 0),
+        context: Callable[[Sequence[StoredEntry]], list[Any]] | None = None,
+    ) -> Spread | None:
         """The entries shown rendered by ``workers`` processes through ``render`` (with
-        ``shared``), or None when one process renders them (one worker, or a short
-        export). Views made already (a title's, an outline's) were counted here: the
+        ``shared``, and what ``context`` says of each entry of a slice), or None when
+        one process renders them (one worker, or a short export). ``start``: the run
+        (index in `shown`) and the entry in it to start from; those before are the
+        caller's. Views made already (a title's, an outline's) were counted here: the
         workers do not count them again. Call it after those views are made."""
-        size = sum(lines_size(entries) for _, entries in self.shown)
+        first_run, first_entry = start
+        left = [  # (run, its entries, the first of them left)
+            (run, entries, first_entry if run == first_run else 0)
+            for run, (_, entries) in enumerate(self.shown)
+            if run >= first_run
+        ]
+        size = sum(lines_size(entries[skip:]) for _, entries, skip in left)
         count = export_workers(workers, size)
         if count == 1 or self.session.dialect != "pi":  # another agent's lines are not the file's
             return None
         cuts = [
-            (run, cut) for run, (_, entries) in enumerate(self.shown) for cut in slices_of(entries)
+            (run, entries, (skip + begin, skip + end))
+            for run, entries, skip in left
+            for begin, end in slices_of(entries[skip:])
         ]
         counted = frozenset(self._views)
         self._views.clear()
         path = str(self.session.path)
 
         def make(index: int) -> Slice:
-            run, (start, stop) = cuts[index]
-            records: list[EntryRecord | bytes] = [record(e) for e in self.shown[run][1][start:stop]]
-            return Slice(render, path, self.redactor.enabled, records, shared, counted=counted)
+            _, entries, (begin, end) = cuts[index]
+            chosen = entries[begin:end]
+            records: list[EntryRecord | bytes] = [record(e) for e in chosen]
+            said = context(chosen) if context is not None else None
+            return Slice(render, path, self.redactor.enabled, records, shared, said, counted)
 
-        texts = rendered(LazySlices(len(cuts), make), count, self.redactor)
-        first = next(texts)  # the pool starts now, not when the body is reached
-        return Spread([run for run, _ in cuts], chain([first], texts))
+        pieces = rendered_pieces(LazySlices(len(cuts), make), count, self.redactor)
+        return Spread([run for run, _, _ in cuts], pieces)
 
     def title(self) -> str:
         if self.name:
@@ -208,16 +231,17 @@ _BATCH = 1024  # entries whose lines are read from disk at once
 class Spread:
     """The texts of the slices of a spread export, taken run by run."""
 
-    def __init__(self, runs: list[int], texts: Iterator[str]) -> None:
+    def __init__(self, runs: list[int], pieces: Iterator[tuple[int, str]]) -> None:
         self._runs = runs  # the run (index in `ExportPlan.shown`) of each slice
-        self._texts = texts
-        self._next = 0
+        self._pieces = pieces
+        # the pool starts now, not when the body is reached
+        self._held: tuple[int, str] | None = next(pieces, None)
 
     def texts_of(self, run: int) -> Iterator[str]:
         """The texts of run ``run``'s slices (take the runs in order)."""
-        while self._next < len(self._runs) and self._runs[self._next] == run:
-            self._next += 1
-            yield next(self._texts)
+        while self._held is not None and self._runs[self._held[0]] == run:
+            yield self._held[1]
+            self._held = next(self._pieces, None)
 
 
 def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:

@@ -49,8 +49,8 @@ def export_chunks(
     workers: int | None = 1,
 ) -> ExportChunks:
     """The export of `export_session`, in pieces to write as they come. ``workers``:
-    processes a long Markdown or JSON export is rendered by (None: one per core; the
-    text is the same). They are spawned, so a script asking for more than one must
+    processes a long export is rendered by (None: one per core; the text is the
+    same). They are spawned, so a script asking for more than one must
     keep its work under ``if __name__ == "__main__":`` (see catalog/parallel.py)."""
     if fmt == "json":
         redactor = Redactor(enabled=redact)
@@ -60,7 +60,7 @@ def export_chunks(
         # Markdown and highlighting libraries load only for the page
         from jsonl_session.export.html import iter_html
 
-        return ExportChunks(iter_html(plan), plan.redactor)
+        return ExportChunks(iter_html(plan, workers), plan.redactor)
     return ExportChunks(iter_markdown(plan, workers), plan.redactor)
 
 

@@ -6,7 +6,7 @@ Owns when an export is long enough to spread (`PARALLEL_BYTES` of lines), the sl
 (`Slice`: the entries' envelopes and where their lines are, never the session), and
 `render_slice`, what a worker does: it reads only its slice's lines from the file
 (by offset, a batch at a time), renders each entry with the slice's `render`
-function (the one the one-process export uses: export/markdown.py's, export/json.py's,
+function (the one-process export's own: export/markdown.py's, html.py's, json.py's,
 textconv.py's) and hands back the text and what it redacted. Its memory is one
 slice's, whatever the size of the session. The pool (spawned processes, results in
 order) is catalog/parallel.py's; what goes around the entries is the caller's.
@@ -121,6 +121,26 @@ def rendered(slices: Sequence[Slice], workers: int, redactor: Redactor) -> Itera
     for text, counts in in_order(render_slice, slices, workers):
         redactor.counts.update(counts)
         yield text.decode("utf-8", "surrogatepass")
+
+
+PIECE_BYTES = 256 << 10
+"""A slice's text is handed on in pieces of about this many bytes (cut after a
+newline): decoded whole, a slice of text holding one emoji would take four bytes a
+character at once."""
+
+
+def rendered_pieces(
+    slices: Sequence[Slice], workers: int, redactor: Redactor
+) -> Iterator[tuple[int, str]]:
+    """`rendered`, each slice's text in pieces: (the slice's index, a piece)."""
+    for index, (data, counts) in enumerate(in_order(render_slice, slices, workers)):
+        redactor.counts.update(counts)
+        start = 0
+        while start < len(data):
+            # a newline is one byte in UTF-8, never part of a longer character
+            end = data.find(b"\n", start + PIECE_BYTES) + 1 or len(data)
+            yield index, data[start:end].decode("utf-8", "surrogatepass")
+            start = end
 
 
 _sources: dict[str, LineSource] = {}  # a worker's open files, one per session

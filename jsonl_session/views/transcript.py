@@ -41,13 +41,15 @@ class Part:
 class EntryView:
     """What an entry says, ready for any renderer. ``kind`` is a stable class name
     (user, assistant, tool-result, bash, custom, summary, note, unknown); a note
-    is a small one-line entry (model change, label, name, extension state)."""
+    is a small one-line entry (model change, label, name, extension state).
+    ``answers``: the id of the tool call a tool result answers."""
 
     entry: StoredEntry
     kind: str
     heading: str
     detail: str = ""
     parts: list[Part] = field(default_factory=list)
+    answers: str = ""
 
     @property
     def is_note(self) -> bool:
@@ -138,6 +140,7 @@ def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> E
     if role == "toolResult":
         name = r.text(as_text(message.get("toolName", "?")))
         view = EntryView(entry, "tool-result", "Tool result", name)
+        view.answers = as_text(message.get("toolCallId", ""))
         error = message.get("isError") is True
         if error:
             view.detail += " (error)"

@@ -249,6 +249,24 @@ class TestToolCalls:
         assert "Tool result</span>bash · <code>cat big.log</code>" in text
         assert "line 499" in text  # folded, never cut
 
+    def test_a_result_answers_a_call_of_the_assistant_message_it_follows(
+        self, tmp_path: Path
+    ) -> None:
+        s = new_session(tmp_path)
+        s.append_message(user_message("run both"))
+        both = (tool_call("c1", "bash", command="make one"), tool_call("c2", "bash", command="two"))
+        asked = s.append_message(assistant_calling(*both))
+        s.append_message(tool_result("c1", "bash", [text_block("ok")], timestamp=2))
+        s.append_message(assistant_message("done"))
+        # c1 again, after a message that made no call: it answers nothing shown
+        s.append_message(tool_result("c1", "bash", [text_block("late")], timestamp=3))
+        s.branch(asked)  # a branch answering c2, under the message in the first branch
+        s.append_message(tool_result("c2", "bash", [text_block("ok")], timestamp=4))
+        text = main_of(page_of(reopen(s), all_branches=True))
+        assert text.count("Tool result</span>bash · <code>make one</code>") == 1
+        assert text.count("Tool result</span>bash · <code>two</code>") == 1
+        assert text.count("Tool result</span>bash · <time") == 1  # the late one
+
     def test_a_read_file_is_highlighted_by_its_name(self, tmp_path: Path) -> None:
         text = fixture_page(tmp_path, "tool-calls")
         output = text.split("Tool result</span>read · <code>test/todos.test.ts</code>", 1)[1]

@@ -1,12 +1,15 @@
 """Long exports and transcripts rendered by worker processes (views/slices.py): the
 same bytes as one process, in the same order, with the same redaction counts, for
-Markdown and JSON (the active path and every branch) and textconv, from the library
-and the command line."""
+Markdown, JSON and HTML (the active path and every branch) and textconv, from the
+library and the command line."""
 
 from __future__ import annotations
 
+import re
 import shutil
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers_cli import invoke
@@ -15,6 +18,8 @@ from locations import FIXTURES
 
 from jsonl_session import Session, export_chunks, textconv_chunks
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.export import html, plan
+from jsonl_session.export.html_parts import PartRenderer
 from jsonl_session.views import slices
 
 SECRET = "ghp_" + "a1B2c3D4e5" * 4
@@ -22,9 +27,11 @@ SECRET = "ghp_" + "a1B2c3D4e5" * 4
 
 @pytest.fixture
 def spread_small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers for any size of export, in slices of 7 entries (the parent decides)."""
+    """Workers for any size of export, in slices of 7 entries (the parent decides);
+    a page highlights its first 40 kB of lines only, then spreads."""
     monkeypatch.setattr(slices, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(slices, "SLICE_ENTRIES", 7)
+    monkeypatch.setattr(html, "HIGHLIGHT_SPAN", 40_000)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +62,7 @@ def _export(path: Path, fmt: str, workers: int, **options: bool) -> tuple[str, d
     return "".join(chunks), chunks.redactions
 
 
-@pytest.mark.parametrize("fmt", ["markdown", "json"])
+@pytest.mark.parametrize("fmt", ["markdown", "json", "html"])
 @pytest.mark.parametrize("all_branches", [False, True])
 def test_workers_write_the_bytes_and_count_the_secrets_one_process_does(
     branched: Path, spread_small: None, fmt: str, all_branches: bool
@@ -66,6 +73,32 @@ def test_workers_write_the_bytes_and_count_the_secrets_one_process_does(
         assert _export(branched, fmt, 2, **options) == alone
         if redact:
             assert alone[1]["github-token"] >= 3
+
+
+def test_a_page_is_highlighted_here_then_spread_and_its_results_still_show_their_calls(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spread: list[int] = []
+
+    def counted(
+        jobs: Sequence[slices.Slice], workers: int, redactor: Any
+    ) -> Iterator[tuple[int, str]]:
+        spread.append(len(jobs))
+        return slices.rendered_pieces(jobs, workers, redactor)
+
+    monkeypatch.setattr(plan, "rendered_pieces", counted)
+    monkeypatch.setattr(slices, "PIECE_BYTES", 100)  # slices handed on in many pieces
+    page, _ = _export(branched, "html", 2)
+    assert spread and spread[0] > 10  # most of the page went to the workers
+    assert 'class="code hl"' in page  # code near the top was highlighted
+    results = re.findall(r"Tool result</span>(\w+)( · <code>)?", page)
+    assert len(results) > 30
+    assert all(shown for _, shown in results)  # each under the call it answers
+    assert _export(branched, "html", 1)[0] == page
+
+
+def test_a_worker_remembers_the_calls_of_its_whole_slice() -> None:
+    assert PartRenderer.REMEMBERED >= slices.SLICE_ENTRIES
 
 
 def test_workers_write_the_transcript_one_process_writes_damaged_lines_too(
@@ -89,7 +122,7 @@ def test_a_short_export_stays_in_this_process(branched: Path) -> None:
 def test_the_command_gives_the_same_file_with_workers(
     branched: Path, tmp_path: Path, spread_small: None
 ) -> None:
-    for args in (["-f", "markdown", "--redact"], ["-f", "json"]):
+    for args in (["-f", "markdown", "--redact"], ["-f", "json"], ["-f", "html"]):
         one, two = tmp_path / "one", tmp_path / "two"
         for out, workers in ((one, "1"), (two, "2")):
             out.unlink(missing_ok=True)

@@ -1,0 +1,42 @@
+"""markup.py's JSON colouring: whatever the text, the page shows it exactly (its
+characters escaped, never lost or doubled), with keys, strings, numbers and literals
+in the classes Pygments uses."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jsonl_session.export.markup import json_html
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def shown(page: str) -> str:
+    """The text a reader sees in a fragment: tags removed, entities read."""
+    return html.unescape(re.sub(r"<[^>]*>", "", page))
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_json_is_shown_exactly_with_its_keys_and_strings_coloured(value: Any) -> None:
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    page = json_html(text)
+    assert shown(page) == text
+    if isinstance(value, dict) and value:
+        assert '<span class="nt">' in page
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='"\\<>&:-1e.truefalsn {}[]\n', max_size=30))
+def test_any_text_is_shown_exactly(text: str) -> None:
+    assert shown(json_html(text)) == text
