@@ -44,6 +44,10 @@ class EntryRun(Protocol):
 
     def position(self, entry_id: str) -> int | None: ...
 
+    def expect_lookups(self) -> None:
+        """Many `position` lookups are coming: make each cost the same at any size."""
+        ...
+
     def chain(self, position: int) -> list[int]:
         """``position`` and its ancestors' positions, up to a root or a missing parent."""
         ...
@@ -113,6 +117,12 @@ class TreeIndex:
 
     def add(self, entry: StoredEntry) -> None:
         self.extend((entry,))
+
+    def expect_writes(self) -> None:
+        """Entries are about to be added one by one (each new id looked for): see
+        EntryTable.expect_lookups."""
+        if self._table is not None:
+            self._table.expect_lookups()
 
     def extend(self, entries: Iterable[StoredEntry]) -> None:
         new = entries if isinstance(entries, list | tuple) else list(entries)

@@ -86,6 +86,7 @@ class Appender:
         session had that many (what was planned on them may no longer hold).
         """
         state = self.state
+        state.index.expect_writes()  # each append then costs the same at any size
         for entry_id in requires:
             state.require(entry_id)
         if self.redactor is not None:

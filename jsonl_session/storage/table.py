@@ -19,7 +19,7 @@ import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from itertools import compress
-from operator import attrgetter, ne
+from operator import attrgetter, methodcaller, ne
 
 import msgspec
 
@@ -34,6 +34,7 @@ _DICT_AFTER = 64  # id lookups by search before a dict of every id is built
 _WORDS_KEPT = 256
 _NOTED_TYPES = frozenset(("label", "session_info"))
 _ID, _PARENT_ID = attrgetter("id"), attrgetter("parent_id")
+_TO_TEXT = methodcaller("decode", "utf-8", "surrogatepass")  # as `_text`
 _TYPE, _ROLE = attrgetter("type"), attrgetter("role")
 
 
@@ -151,11 +152,18 @@ class EntryTable:
                 self._positions = dict(zip(every_id, range(len(self._flat)), strict=True))
             else:
                 every = self.record.ids[1:-1].split(_SEPARATOR) if self.record.count else []
-                self._positions = {_text(raw): index for index, raw in enumerate(every)}
+                texts = map(_TO_TEXT, every)  # (decoded in C, one call per id)
+                self._positions = dict(zip(texts, range(len(every)), strict=True))
             return self._positions.get(entry_id)
         ids = self.record.ids
         at = ids.find(_SEPARATOR + _utf8(entry_id) + _SEPARATOR)
         return None if at < 0 else ids.count(_SEPARATOR, 0, at + 1) - 1
+
+    def expect_lookups(self) -> None:
+        """Many lookups are coming (the session is being written: each new id is
+        looked for): the next one builds the dict of every id, so that each later one
+        costs the same whatever the number of entries, not a search of them all."""
+        self._lookups = max(self._lookups, _DICT_AFTER)
 
     def chain(self, position: int) -> list[int]:
         """``position`` and the positions of its ancestors, up to one with no parent

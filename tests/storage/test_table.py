@@ -283,6 +283,29 @@ class TestASessionOverACachedRecord:
         assert [entry_key(e) for e in session.entries] == [entry_key(e) for e in plain.entries]
         assert session.problems == plain.problems
 
+    def test_appends_look_ids_up_in_a_dict_built_once_not_in_a_search_of_every_id(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        big = generate(tmp_path / "big.jsonl", entries=2500)
+        Session.open(big)  # writes the record
+        session = Session.open(big, fsync="never")
+        searched: list[bytes] = []
+        real = EntryTable.position
+
+        def spy(self: EntryTable, entry_id: str) -> int | None:
+            found = real(self, entry_id)
+            if self._positions is None:  # answered by a search of every id
+                searched.append(entry_id.encode())
+            return found
+
+        monkeypatch.setattr(EntryTable, "position", spy)
+        before = session.revision
+        ids = [session.append_message(user_message(f"turn {n}")) for n in range(5)]
+        assert searched == []  # (the first lookup built the dict)
+        assert session.revision == before + 5 and session.leaf_id == ids[-1]
+        again = Session.open(big, cache=False)
+        assert [e.id for e in again.entries][-5:] == ids
+
 
 def reference_parents(entries: Sequence[StoredEntry]) -> tuple[bool, list[int], list[str]]:
     """The parent column as a dict of every id gives it: (clean, codes, missing)."""
