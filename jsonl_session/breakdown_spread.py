@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jsonl_session.breakdown import Stored, measure_part, measure_stored
-from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.processes import spawned_pool, usable_cores
+from jsonl_session.processes import spawned_pool, wanted_workers
 from jsonl_session.storage.lines import LineSource
 from jsonl_session.usage import UsageTally
 
@@ -53,9 +52,7 @@ class Part:
 def spread_workers(workers: int | None, size: int) -> int:
     """How many processes measure a session of ``size`` bytes of lines: ``workers``
     (None: one per usable core), and one when the session is short."""
-    if workers is not None and workers < 1:
-        raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
-    wanted = usable_cores() if workers is None else workers
+    wanted = wanted_workers(workers)
     return 1 if size < SPREAD_BYTES else wanted
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from jsonl_session.errors import JsonlSessionError
+
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
@@ -27,6 +29,14 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0)) or 1
     return os.cpu_count() or 1
+
+
+def wanted_workers(workers: int | None) -> int:
+    """The processes a caller asks for: ``workers``, None meaning one per usable core;
+    fewer than one is refused."""
+    if workers is not None and workers < 1:
+        raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
+    return usable_cores() if workers is None else workers
 
 
 def spawned_pool(workers: int) -> ProcessPoolExecutor:

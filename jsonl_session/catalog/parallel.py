@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from jsonl_session.errors import JsonlSessionError
-from jsonl_session.processes import spawned_pool, usable_cores
+from jsonl_session.processes import spawned_pool, wanted_workers
 
 PARALLEL_FROM = 5_000
 """Fewer files than this to read are read in the calling process: starting a worker
@@ -30,9 +30,7 @@ Result = TypeVar("Result")
 def worker_count(workers: int | None, files: int) -> int:
     """How many processes to read ``files`` files with: ``workers`` (None: one per
     usable core), and one when there are too few files for more to pay."""
-    if workers is not None and workers < 1:
-        raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
-    wanted = usable_cores() if workers is None else workers
+    wanted = wanted_workers(workers)
     return 1 if files < PARALLEL_FROM else max(1, min(wanted, files // RUN_FILES))
 
 

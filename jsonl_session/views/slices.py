@@ -24,9 +24,8 @@ from typing import Any
 import msgspec
 
 from jsonl_session.catalog.parallel import in_order
-from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
-from jsonl_session.processes import usable_cores
+from jsonl_session.processes import wanted_workers
 from jsonl_session.storage.lines import LineSource
 from jsonl_session.views.redact import Redactor
 
@@ -66,9 +65,7 @@ class Slice:
 def export_workers(workers: int | None, size: int) -> int:
     """How many processes render an export of ``size`` bytes of lines: ``workers``
     (None: one per usable core), and one when the export is short."""
-    if workers is not None and workers < 1:
-        raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
-    wanted = usable_cores() if workers is None else workers
+    wanted = wanted_workers(workers)
     return 1 if size < PARALLEL_BYTES else wanted
 
 
