@@ -287,6 +287,9 @@ class TreeIndex:
         return sorted(found, key=lambda p: p.line or 0)
 
     def _cycles(self) -> list[Problem]:
+        by_id = self.by_id
+        if all(_after_its_parent(e, by_id) for e in by_id.values()):
+            return []  # lines fall along every parent link: no link can come back
         # Each entry has one parent, so following parents from every entry and
         # colouring what was visited finds every cycle in linear time.
         state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
@@ -312,6 +315,13 @@ class TreeIndex:
             for visited in walk:
                 state[visited] = 2
         return found
+
+
+def _after_its_parent(entry: StoredEntry, by_id: dict[str, StoredEntry]) -> bool:
+    """``entry`` has no parent (a root, or its parent is missing) or a parent on an
+    earlier line."""
+    parent = by_id.get(entry.parent_id) if entry.parent_id is not None else None
+    return parent is None or parent.line < entry.line
 
 
 def build_tree(

@@ -412,6 +412,26 @@ class TestCycles:
             session.build_context(E)
         assert info.value.entry_ids == (E,)
 
+    def test_an_id_used_again_that_closes_a_loop_is_a_cycle(self, tmp_path: Path) -> None:
+        # each parent is on an earlier line, but the later A (the one that counts)
+        # hangs below B, whose parent is A: the loop runs through the id used again
+        session = open_lines(
+            tmp_path,
+            message(A, None, user("a")),
+            message(B, A, user("b")),
+            message(A, B, user("a again")),
+        )
+        assert "cycle" in [p.kind for p in session.problems]
+
+    def test_a_session_whose_parents_all_come_first_has_no_cycle(self, tmp_path: Path) -> None:
+        session = open_lines(
+            tmp_path,
+            message(A, None, user("a")),
+            message(B, A, user("b")),
+            message(C, G, user("c")),
+        )
+        assert [p.kind for p in session.problems] == ["missing-parent"]
+
     def test_paths_outside_the_cycle_still_work(self, tmp_path: Path) -> None:
         session = self.session(tmp_path)
         assert [m["content"] for m in session.build_context().messages] == ["a", "f"]
