@@ -117,16 +117,13 @@ def breakdown(
     entries: Sequence[StoredEntry],
     path: Sequence[StoredEntry],
     projection: Projection,
-    *,
-    largest: int = 10,
-    stored: Stored | None = None,
+    stored: Stored,
 ) -> Breakdown:
     """Tokens stored in ``entries``, on the active ``path`` and in the context its
-    ``projection`` builds. ``stored``: `measure_stored` of ``entries`` (with
-    ``largest``), when the caller has it (breakdown_cache.py's record)."""
+    ``projection`` builds, given ``stored``: `measure_stored` of their body entries
+    (measured on every core by breakdown_spread.py, or read back by
+    breakdown_cache.py)."""
     bodies = body_entries(entries)
-    if stored is None:
-        stored = measure_stored(bodies, largest)
     out = Breakdown(entries=len(entries))
     out.stored_tokens = stored.stored_tokens
     out.by_entry_type = Counter(stored.by_entry_type)

@@ -61,6 +61,8 @@ def measure_spread(
 ) -> Stored:
     """`measure_stored` of ``bodies``, by ``workers`` processes (see `spread_workers`)
     when they are long enough and their lines are read from one file."""
+    if workers == 1:  # (the library's default: no sum of the sizes)
+        return measure_stored(bodies, largest)
     size = sum(entry.length for entry in bodies)
     count = spread_workers(workers, size)
     path = _one_file(bodies)

@@ -312,7 +312,7 @@ class Session(EntryAppends):
             stored = stored_figures(self.path, self._cache, entries, largest, workers)
         else:
             stored = measure_spread(body_entries(entries), largest, workers)
-        return breakdown(entries, path, projection, largest=largest, stored=stored)
+        return breakdown(entries, path, projection, stored)
 
     # --- moving the leaf -------------------------------------------------------
 
