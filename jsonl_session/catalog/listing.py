@@ -50,7 +50,7 @@ from jsonl_session.storage.cache import (
     stamp,
     still_valid,
 )
-from jsonl_session.storage.facts_index import FactsIndex, IndexedRecord, index_key, now_ns
+from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, now_ns
 from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
 from jsonl_session.storage.paths import session_dir_for
 
@@ -131,6 +131,8 @@ def _describe(file_path: Path, index: FactsIndex | None) -> SessionInfo:
 
 def _from_index(file_path: Path, key: str, index: FactsIndex) -> SessionInfo | None:
     """The file described from its row, when its stat shows it unchanged; else None."""
+    if not index.answers_on_stat(key):
+        return None
     try:
         now = os.stat(key)
     except OSError:
@@ -333,7 +335,7 @@ def _described(
 
 def _describe_run(
     run: tuple[Path | None, list[Path]],
-) -> tuple[list[tuple[Any, ...]], dict[str, IndexedRecord]]:
+) -> tuple[list[tuple[Any, ...]], PendingRows]:
     """In a worker: the files of a run described (each SessionInfo's fields but its
     path, which the caller has: a Path and a dataclass cost more to pickle than the
     rest), and the rows to keep for them."""

@@ -42,7 +42,7 @@ from jsonl_session.storage.cache import (
     stamp,
     still_valid,
 )
-from jsonl_session.storage.facts_index import FactsIndex, IndexedRecord, index_key, now_ns
+from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, now_ns
 from jsonl_session.storage.lines import after_line, first_line
 from jsonl_session.storage.loader import load_entries
 
@@ -145,7 +145,7 @@ def _to_read(paths: list[Path], indexes: list[FactsIndex] | None) -> int:
 
 def _search_run(
     run: tuple[str, bool, Path | None, list[Path]],
-) -> tuple[list[SearchHit], list[dict[str, IndexedRecord]]]:
+) -> tuple[list[SearchHit], list[PendingRows]]:
     """In a worker: the hits in the files of a run, and the rows to keep for them."""
     query, tools, root, paths = run
     indexes = _indexes(root, tools, many=False)

@@ -11,7 +11,10 @@ and, unless the file's size, mtime and ctime are those the record was made with 
 last checked with: ``<record>.seen``), the same CRC-32 of the whole covered part. So
 an unchanged file costs two small reads, and a changed one (appended to, or rewritten
 in place on the same inode) one read of the covered part, after which its new size and
-times are kept in ``.seen`` and the next open is cheap again. Files are append-only,
+times are kept in ``.seen`` and the next open is cheap again. A covered part of at
+most `WHOLE_CHECK_BYTES` has no hashes: it is read and its CRC-32 compared every time
+(one read, about the cost of the two, and no hashing when it is stamped: a first
+listing of many small files stamps each). Files are append-only,
 so such a record plus the bytes after it is the whole file. A record that fails a
 check, cannot be decoded or belongs to another file is not used and is written again.
 
@@ -58,6 +61,9 @@ CacheOption = bool | str | Path | None
 _FORMAT = 2  # 1 had no ctime and no CRC-32 of the covered part
 _TAIL_BYTES = 4096
 _CRC_CHUNK = 1 << 20
+WHOLE_CHECK_BYTES = 1 << 16
+"""A covered part this short is checked by its CRC-32 alone (no head and tail hashes)."""
+_NO_HASH = b""
 RECORD_ENCODING_ERRORS = (TypeError, ValueError, OverflowError, msgspec.MsgspecError)
 """What building or encoding a record raises for values msgpack cannot hold: a lone
 surrogate in a string (UnicodeEncodeError is a ValueError), an integer beyond 64 bits."""
@@ -104,7 +110,9 @@ def stamp(
     them (the hashes are then taken from them, with no read)."""
     if crc is None:
         crc = prefix_crc(fd, covered)
-    if data is not None and len(data) >= covered:
+    if covered <= WHOLE_CHECK_BYTES:
+        head = tail = _NO_HASH
+    elif data is not None and len(data) >= covered:
         head = _digest(data[: min(covered, _TAIL_BYTES)])
         # (a short file's last bytes are its first: hashed once)
         tail = head if covered <= _TAIL_BYTES else _digest(data[covered - _TAIL_BYTES : covered])
@@ -168,9 +176,13 @@ def _check(mark: Stamp, fd: int, seen: Seen | None, *, read: bool = True) -> See
     info = os.fstat(fd)
     if (info.st_dev, info.st_ino) != (mark.device, mark.inode) or info.st_size < mark.covered:
         return None
+    now = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    if mark.covered <= WHOLE_CHECK_BYTES:
+        if not read or prefix_crc(fd, mark.covered) != mark.crc:
+            return None
+        return Seen(0, *now)
     if _hashes(fd, mark.covered) != (mark.head, mark.tail):
         return None
-    now = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     known = [(mark.size, mark.mtime_ns, mark.ctime_ns)]
     if seen is not None:
         known.append((seen.size, seen.mtime_ns, seen.ctime_ns))

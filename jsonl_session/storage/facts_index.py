@@ -65,6 +65,12 @@ class IndexedRecord:
     record: bytes
 
 
+PendingRow = tuple[str, bytes, int, bytes, str | None, int]
+"""A row made for `FactsIndex.save`: file, stamp (encoded), taken_ns, record, what
+its `unchanged` column holds if the file was quiet, and the file's last change (ns)."""
+PendingRows = dict[str, PendingRow]
+
+
 def index_key(path: Path) -> str:
     """A file's key in an index: its absolute path (os.path.abspath's answer, without
     its cost for a path that is absolute and normal already, as a folder's files are)."""
@@ -81,12 +87,14 @@ def _seen_as(info: os.stat_result) -> str:
     return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
-def _unchanged_column(mark: Stamp, taken_ns: int, stamp: bytes, record: bytes) -> str | None:
+def _unchanged_candidate(mark: Stamp, stamp: bytes, record: bytes) -> str | None:
     """What `_seen_as` gives for the file a row describes, and the row's own check
-    (`_row_check`), when the row covers the whole file and the file had been quiet
-    before the stamp; else NULL (the row is then checked against the file's bytes).
-    A Stamp holds the stat's fields by the same names (cache.stamp)."""
-    if mark.covered != mark.size or max(mark.mtime_ns, mark.ctime_ns) > taken_ns - QUIET_NS:
+    (`_row_check`), when the row covers the whole file; else None. It becomes the
+    row's `unchanged` column if the file had been quiet before the stamp (`save`
+    decides: the process that writes the rows), else that column is NULL (the row is
+    then checked against the file's bytes). A Stamp holds the stat's fields by the
+    same names (cache.stamp)."""
+    if mark.covered != mark.size:
         return None
     seen = f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
     return f"{seen}:{_row_check(stamp, record)}"
@@ -116,7 +124,7 @@ class FactsIndex:
         self._unreadable = False  # none there, or locked or damaged: read as empty
         self._unchanged: dict[str, tuple[str, bytes, bytes]] | None = None
         self._trusted_files: set[str] | None = None
-        self._pending: dict[str, IndexedRecord] = {}
+        self._pending: PendingRows = {}
         self._pending_bytes = 0
 
     def unchanged(self, file: str, info: os.stat_result) -> bytes | None:
@@ -144,6 +152,12 @@ class FactsIndex:
         if unchanged != f"{seen}:{_row_check(stamp, record)}":
             return None
         return record
+
+    def answers_on_stat(self, file: str) -> bool:
+        """Whether `unchanged` may answer for ``file``: with ``many``, whether it has
+        a row trusted on its stat (those read, as `unchanged` reads them), so that a
+        file without one is not stat'ed for nothing (a first listing stats none)."""
+        return not self._many or file in self._known()
 
     def may_know(self, file: str) -> bool:
         """Whether ``file`` has a row that `unchanged` may answer with (its file's
@@ -196,21 +210,25 @@ class FactsIndex:
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
         """Keep ``record`` for ``file`` (written by `save`, or sooner once the records
         waiting pass `SAVE_FROM_BYTES`). ``taken_ns``: when the stat in ``stamp`` was
-        taken, before the file was read."""
-        self._pending[file] = IndexedRecord(stamp, taken_ns, record)
+        taken, before the file was read. The row is made here, as `save` writes it:
+        in a worker process, so the process that saves only writes."""
+        encoded = _stamp_encoder.encode(stamp)
+        candidate = _unchanged_candidate(stamp, encoded, record)
+        changed_ns = max(stamp.mtime_ns, stamp.ctime_ns)
+        self._pending[file] = (file, encoded, taken_ns, record, candidate, changed_ns)
         self._waiting(len(record))
 
-    def take_pending(self) -> dict[str, IndexedRecord]:
+    def take_pending(self) -> PendingRows:
         """The rows put and not saved, handed over (from a worker process to the
         process that saves them), and what was opened for reading closed."""
         self._close()
         pending, self._pending, self._pending_bytes = self._pending, {}, 0
         return pending
 
-    def put_rows(self, rows: dict[str, IndexedRecord]) -> None:
+    def put_rows(self, rows: PendingRows) -> None:
         """Rows another `FactsIndex` took (`take_pending`), to be written by `save`."""
         self._pending.update(rows)
-        self._waiting(sum(len(row.record) for row in rows.values()))
+        self._waiting(sum(len(row[3]) for row in rows.values()))
 
     def _waiting(self, size: int) -> None:
         self._pending_bytes += size
@@ -223,11 +241,11 @@ class FactsIndex:
         if not self._pending:
             return
         self._pending_bytes = 0
-        rows = []
-        for name, row in self._pending.items():
-            stamp = _stamp_encoder.encode(row.stamp)
-            unchanged = _unchanged_column(row.stamp, row.taken_ns, stamp, row.record)
-            rows.append((name, stamp, row.taken_ns, row.record, unchanged))
+        quiet = QUIET_NS
+        rows = [
+            (file, stamp, taken, record, candidate if changed <= taken - quiet else None)
+            for file, stamp, taken, record, candidate, changed in self._pending.values()
+        ]
         self._pending = {}
         for attempt in (1, 2):
             try:

@@ -87,6 +87,25 @@ def test_only_the_file_that_changed_is_read_again(
     assert opened.paths == [str(changed)]
 
 
+def test_a_first_listing_stats_no_file_before_reading_it(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nothing in the index a stat could answer for, each file is read at once
+    (its descriptor's fstat stamps it): no os.stat of each file first."""
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False)
+    stated: list[str] = []
+    real = os.stat
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        stated.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(listing.os, "stat", counting)
+    assert listed(sessions, cache) == expected
+    assert [p for p in stated if p.endswith(".jsonl")] == []
+
+
 def test_a_recent_file_is_checked_not_trusted_on_its_times(
     sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
