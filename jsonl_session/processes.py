@@ -13,12 +13,13 @@ breakdown_spread.py (the figures of a long session).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jsonl_session.errors import JsonlSessionError
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from collections.abc import Callable
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 
 def usable_cores() -> int:
@@ -40,8 +41,59 @@ def wanted_workers(workers: int | None) -> int:
 
 
 def spawned_pool(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` spawned processes (imported only when work is spread)."""
+    """A pool of ``workers`` spawned processes (imported only when work is spread):
+    the one `warm_pool` started, when it has that many, else a new one."""
+    global _warm
+    if _warm is not None and _warm[1] == workers:
+        pool, _warm = _warm[0], None
+        return pool
+    return _new_pool(workers)
+
+
+def warm_pool(workers: int, *modules: str) -> None:
+    """Start ``workers`` spawned processes now, each importing ``modules``, for the
+    next `spawned_pool` of that size to take: a spawned worker takes a few tenths of
+    a second to start, which then pass while the caller opens and reads the session
+    (an export or a listing it knows will spread). One waits at a time; one not
+    taken is let go by `drop_warm_pool`."""
+    global _warm
+    if workers < 2 or _warm is not None:
+        return
+    pool = _new_pool(workers)
+    for _ in range(workers):  # each submission starts one more process
+        pool.submit(_import, modules)
+    _warm = (pool, workers)
+
+
+def submit_warm(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
+    """``function(*args)`` on a worker of the pool `warm_pool` started, when one
+    waits (the pool stays there for `spawned_pool`); else None."""
+    if _warm is None:
+        return None
+    return _warm[0].submit(function, *args)
+
+
+def drop_warm_pool() -> None:
+    """Let go of a pool `warm_pool` started that no one took (its workers end once
+    started; nothing waits for them here)."""
+    global _warm
+    if _warm is not None:
+        pool, _warm = _warm[0], None
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _import(modules: tuple[str, ...]) -> None:
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
+
+
+def _new_pool(workers: int) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+_warm: tuple[ProcessPoolExecutor, int] | None = None

@@ -46,20 +46,41 @@ def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
     the pieces joined are the whole page. A long page is rendered by this process
     until nothing more is highlighted, the rest by ``workers`` processes
     (views/slices.py): the same text."""
+    figures = plan.figures_later()  # read by a worker meanwhile, when one waits already
     title = escape(plan.title())
-    facts = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in plan.facts())
+    index = branch_index(plan)
+    plan.forget_lookups()  # the index's, not needed by the entries
+    body = _body(plan, workers)
+    # While the worker reads, this process renders the page's start (held: the
+    # facts come first), up to HELD_CHARS.
+    held: list[str] = []
+    size = 0
+    while not figures.ready() and size < HELD_CHARS:
+        piece = next(body, None)
+        if piece is None:
+            break
+        held.append(piece)
+        size += len(piece)
+    facts = plan.facts(figures.get())
+    listed = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
     yield (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark">'
         f"<title>{title}</title><style>{page_css()}</style></head><body>"
     )
-    yield f'<header class="top"><h1>{title}</h1><dl class="facts">{facts}</dl></header>'
-    yield "\n" + branch_index(plan)
-    plan.forget_lookups()  # the index's, not needed by the entries
+    yield f'<header class="top"><h1>{title}</h1><dl class="facts">{listed}</dl></header>'
+    yield "\n" + index
     yield "\n<main>"
-    yield from _body(plan, workers)
+    yield from held
+    del held
+    yield from body
     yield "\n</main></body></html>\n"
+
+
+HELD_CHARS = 16 << 20
+"""At most this much of a page's start is held while a worker reads the figures of
+its facts (the header): past it, this process waits for them."""
 
 
 def _body(plan: ExportPlan, workers: int | None) -> Iterator[str]:

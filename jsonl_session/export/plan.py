@@ -17,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from jsonl_session.errors import SessionTreeError
-from jsonl_session.export.replies import reply_usages
+from jsonl_session.export.replies import ReplyFigures, figures_in_worker, reply_figures
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
-from jsonl_session.format.walk import as_text, finite_number
+from jsonl_session.format.walk import as_text
+from jsonl_session.processes import submit_warm
 from jsonl_session.session.facade import Session
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
@@ -39,6 +40,9 @@ from jsonl_session.views.slices import (
     slices_of,
 )
 from jsonl_session.views.transcript import EntryView, view_entry
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 ExportFormat = Literal["markdown", "html", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("markdown", "html", "json")
@@ -201,7 +205,26 @@ class ExportPlan:
         )
         return one_line(text, 100) if text.strip() else f"Session {self.session.id}"
 
-    def facts(self) -> list[tuple[str, str]]:
+    def figures_later(self) -> LaterFigures:
+        """The figures the facts read from the replies shown, read by a worker when
+        one waits already (processes.warm_pool; the pool stays for `spread`), so
+        that this process meanwhile renders the start of the export; else read by
+        `facts` itself."""
+        path = self.session.path
+        if self.session.dialect != "pi" or path is None:
+            return LaterFigures(None)
+        replies = [
+            e for e in self._shown_entries() if e.type == "message" and e.role == "assistant"
+        ]
+        if not replies:
+            return LaterFigures(None)
+        return LaterFigures(submit_warm(figures_in_worker, str(path), [record(e) for e in replies]))
+
+    def _shown_entries(self) -> list[StoredEntry]:
+        return [e for _, shown in self.shown for e in shown]
+
+    def facts(self, figures: ReplyFigures | None = None) -> list[tuple[str, str]]:
+        """The header's facts (``figures``: the replies' `LaterFigures`, when read)."""
         header = self.session.header_data
         r = self.redactor
         facts = [("session", as_text(header.get("id", ""))), ("cwd", r.text(self.session.cwd))]
@@ -216,7 +239,7 @@ class ExportPlan:
         ends = sum(not run.branches for run in iter_runs(self.runs))
         count = self.session.revision
         facts.append(("entries", f"{count}, {ends} branches" if ends > 1 else str(count)))
-        facts += usage_facts([e for _, shown in self.shown for e in shown])
+        facts += usage_facts(self._shown_entries(), figures)
         shown = "every branch" if self.all_branches else f"the path to {self.leaf_id or '(none)'}"
         facts.append(("exported", shown))
         problems = self.session.problems
@@ -226,6 +249,27 @@ class ExportPlan:
 
 
 _BATCH = 1024  # entries whose lines are read from disk at once
+
+
+class LaterFigures:
+    """The replies' figures as a worker reads them (`ExportPlan.figures_later`)."""
+
+    def __init__(self, future: Future[ReplyFigures] | None) -> None:
+        self._future = future
+
+    def ready(self) -> bool:
+        """Whether asking `get` would not wait."""
+        return self._future is None or self._future.done()
+
+    def get(self) -> ReplyFigures | None:
+        """The figures, or None when they were not read there (a worker that failed
+        included: `facts` then reads them here, and meets any real error itself)."""
+        if self._future is None:
+            return None
+        try:
+            return self._future.result()
+        except Exception:
+            return None
 
 
 class Spread:
@@ -262,24 +306,23 @@ def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:
     return model or "", thinking or ""
 
 
-def usage_facts(entries: list[StoredEntry]) -> list[tuple[str, str]]:
-    """Messages by role and the tokens and cost the assistant replies report."""
+def usage_facts(
+    entries: list[StoredEntry], figures: ReplyFigures | None = None
+) -> list[tuple[str, str]]:
+    """Messages by role and the tokens and cost the assistant replies report
+    (``figures``: `reply_figures` of those replies, when a worker read them)."""
     roles: dict[str, int] = {}
-    calls = 0
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    cost = 0.0
+    replies = []
     for entry in entries:
-        if entry.type == "message" and entry.role is not None:
-            roles[entry.role] = roles.get(entry.role, 0) + 1
-    replies = [e for e in entries if e.type == "message" and e.role == "assistant"]
-    for content_calls, usage in reply_usages(replies):
-        calls += content_calls
-        if isinstance(usage, dict):
-            for key in tokens:
-                value = finite_number(usage.get(key))
-                tokens[key] += int(value) if value is not None else 0
-            spent = usage.get("cost", {}).get("total") if isinstance(usage.get("cost"), dict) else 0
-            cost += float(finite_number(spent) or 0.0)
+        if entry.type == "message":
+            role = entry.role
+            if role is not None:
+                roles[role] = roles.get(role, 0) + 1
+                if role == "assistant":
+                    replies.append(entry)
+    if figures is None:
+        figures = reply_figures(replies)
+    calls, tokens, cost = figures.calls, figures.tokens, figures.cost
     if not roles:
         return []
     said = [f"{roles[r]} {r}" for r in ("user", "assistant") if r in roles]

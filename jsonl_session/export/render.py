@@ -17,9 +17,11 @@ from jsonl_session.errors import SessionWriteError
 from jsonl_session.export.json import iter_json
 from jsonl_session.export.markdown import iter_markdown
 from jsonl_session.export.plan import ExportFormat, ExportPlan, ExportResult
+from jsonl_session.processes import drop_warm_pool
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
 from jsonl_session.views.redact import Redactor
+from jsonl_session.views.slices import warm_export
 
 
 class ExportChunks:
@@ -52,16 +54,35 @@ def export_chunks(
     processes a long export is rendered by (None: one per core; the text is the
     same). They are spawned, so a script asking for more than one must
     keep its work under ``if __name__ == "__main__":`` (see catalog/parallel.py)."""
+    if session.dialect == "pi":  # (another agent's lines are not the file's: one process)
+        # the workers start while the export's head is made
+        warm_export(session.path, workers, _RENDERERS[fmt])
     if fmt == "json":
         redactor = Redactor(enabled=redact)
-        return ExportChunks(iter_json(session, leaf_id, redactor, workers), redactor)
+        return ExportChunks(_then_let_go(iter_json(session, leaf_id, redactor, workers)), redactor)
     plan = ExportPlan(session, leaf_id, all_branches, redact)
     if fmt == "html":
         # Markdown and highlighting libraries load only for the page
         from jsonl_session.export.html import iter_html
 
-        return ExportChunks(iter_html(plan, workers), plan.redactor)
-    return ExportChunks(iter_markdown(plan, workers), plan.redactor)
+        return ExportChunks(_then_let_go(iter_html(plan, workers)), plan.redactor)
+    return ExportChunks(_then_let_go(iter_markdown(plan, workers)), plan.redactor)
+
+
+_RENDERERS = {
+    "markdown": "jsonl_session.export.markdown",
+    "html": "jsonl_session.export.html",
+    "json": "jsonl_session.export.json",
+}
+
+
+def _then_let_go(pieces: Iterator[str]) -> Iterator[str]:
+    """``pieces``, then the workers started for them let go if none took them (the
+    entries shown were too few to spread)."""
+    try:
+        yield from pieces
+    finally:
+        drop_warm_pool()
 
 
 def export_session(

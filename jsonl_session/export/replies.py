@@ -1,34 +1,60 @@
 """What the export's header reads from every assistant reply it shows: how many tool
-calls the reply makes and the usage it reports.
+calls the reply makes and the usage it reports, added up (`reply_figures`).
 
-Owns `reply_usages`, which reads the replies' lines a batch at a time and decodes only
-those two things (the blocks' types and the usage object; the texts, thoughts and
-arguments around them are skipped, not built), so the facts cost a fraction of
-decoding the session. A line of another shape (content that is not a list of objects,
-bytes that are not UTF-8...) is decoded whole, as `StoredEntry.data` decodes it, so
-the figures are the same either way. Adding them up and wording them is plan.py's.
+Owns reading the replies' lines a batch at a time and decoding only those two things
+(the blocks' types, and the four counts and the cost's total of the usage; the texts,
+thoughts and arguments around them are skipped, not built), so the figures cost a
+fraction of decoding the session. A line of another shape (content that is not a list
+of objects, a usage that is not an object, bytes that are not UTF-8, an integer beyond
+64 bits, which the dict way reads as a float) is decoded whole, as `StoredEntry.data`
+decodes it, so the figures are the same either way. `figures_in_worker` is the same
+for a worker process (the export's header is then made while it reads). Wording the
+figures is plan.py's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
-from jsonl_session.format.jsonio import decode_any
+from jsonl_session.format.walk import finite_number
+from jsonl_session.storage.lines import LineSource
 
 _BATCH = 1024  # replies whose lines are read from disk at once
+TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+
+
+@dataclass(slots=True)
+class ReplyFigures:
+    """The replies' tool calls, the tokens their usage reports (by key of
+    `TOKEN_KEYS`) and its cost, added up in the replies' order."""
+
+    calls: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KEYS, 0))
+    cost: float = 0.0
 
 
 class _Block(msgspec.Struct, gc=False):
     type: Any = None
 
 
+class _Usage(msgspec.Struct, rename="camel", gc=False):
+    input: Any = None
+    output: Any = None
+    cache_read: Any = None
+    cache_write: Any = None
+    cost: Any = None
+
+
 class _Reply(msgspec.Struct, gc=False):
     content: list[_Block] | str | None = None
-    usage: msgspec.Raw = msgspec.Raw(b"null")
+    usage: _Usage | None = None
 
 
 class _ReplyLine(msgspec.Struct, gc=False):
@@ -36,36 +62,82 @@ class _ReplyLine(msgspec.Struct, gc=False):
 
 
 _reply_decoder = msgspec.json.Decoder(_ReplyLine)
+_EXACT = 2**53  # the integers finite_number keeps
+_LOW, _HIGH = -(2**63), 2**64 - 1  # the integers the dict way reads as integers
 
 
-def reply_usages(replies: Sequence[StoredEntry]) -> Iterator[tuple[int, Any]]:
-    """For each assistant message entry in turn: (its tool calls, its ``usage`` value
-    as the file has it, None when absent)."""
+class _DictWay(Exception):
+    """A value the dict way reads otherwise: the line is decoded whole."""
+
+
+def reply_figures(replies: Sequence[StoredEntry]) -> ReplyFigures:
+    """The figures of ``replies`` (assistant message entries, in the order shown)."""
+    out = ReplyFigures()
     for start in range(0, len(replies), _BATCH):
         for raw in raw_lines(replies[start : start + _BATCH]):
-            yield _reply_usage(raw)
+            _add_reply(out, raw)
+    return out
 
 
-def _reply_usage(raw: bytes) -> tuple[int, Any]:
+def figures_in_worker(path: str, records: list[tuple[Any, ...]]) -> ReplyFigures:
+    """`reply_figures` in a worker process, of the replies whose records (see
+    views/slices.py's `record`) it is given, their lines read from ``path``."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    source = LineSource(Path(path), fd)  # (which closes it once let go)
+    replies = [StoredEntry(*fields) for fields in records]
+    for entry in replies:
+        if entry.inline is None:
+            entry.source = source
+    return reply_figures(replies)
+
+
+def _add_reply(out: ReplyFigures, raw: bytes) -> None:
     try:
         line = _reply_decoder.decode(raw)
-    except (msgspec.DecodeError, RecursionError):
-        return _decoded_usage(loads_object(raw))
-    reply = line.message
-    if reply is None:
-        # no message (or null): as the whole line decoded would say, via _decoded_usage
-        return _decoded_usage(loads_object(raw))
-    content = reply.content
-    calls = sum(block.type == "toolCall" for block in content) if isinstance(content, list) else 0
-    usage = reply.usage
-    return calls, None if bytes(usage) == b"null" else decode_any(bytes(usage))
+        reply = line.message
+        if reply is None:  # no message (or null): as the whole line would say
+            raise _DictWay
+        content = reply.content
+        usage = reply.usage
+        if usage is None:
+            counts: tuple[Any, ...] = ()
+            total: Any = 0
+        else:
+            counts = (usage.input, usage.output, usage.cache_read, usage.cache_write)
+            cost = usage.cost
+            total = cost.get("total") if isinstance(cost, dict) else 0
+            for value in (*counts, total):
+                if value.__class__ is int and not _LOW <= value <= _HIGH:
+                    raise _DictWay
+        calls = 0
+        if isinstance(content, list):
+            calls = sum(block.type == "toolCall" for block in content)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _DictWay):
+        calls, counts, total = _decoded(loads_object(raw))
+    out.calls += calls
+    if not counts:
+        return
+    tokens = out.tokens
+    for key, value in zip(TOKEN_KEYS, counts, strict=True):
+        if value.__class__ is int and -_EXACT <= value <= _EXACT:
+            tokens[key] += value  # (most counts: finite_number's answer at once)
+            continue
+        value = finite_number(value)
+        tokens[key] += int(value) if value is not None else 0
+    out.cost += float(finite_number(total) or 0.0)
 
 
-def _decoded_usage(data: dict[str, Any]) -> tuple[int, Any]:
-    """The figures of a reply decoded whole (plan.py's rule, for any shape)."""
+def _decoded(data: dict[str, Any]) -> tuple[int, tuple[Any, ...], Any]:
+    """The figures of a reply decoded whole (any shape): its tool calls, its four
+    counts (none when its usage is not an object) and its cost's total."""
     message = data.get("message", {})
     content = message.get("content")
     calls = 0
     if isinstance(content, list):
         calls = sum(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
-    return calls, message.get("usage")
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return calls, (), 0
+    counts = tuple(usage.get(key) for key in TOKEN_KEYS)
+    cost = usage.get("cost")
+    return calls, counts, cost.get("total") if isinstance(cost, dict) else 0

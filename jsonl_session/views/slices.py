@@ -15,6 +15,7 @@ order) is catalog/parallel.py's; what goes around the entries is the caller's.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import msgspec
 
 from jsonl_session.catalog.parallel import in_order
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
-from jsonl_session.processes import wanted_workers
+from jsonl_session.processes import wanted_workers, warm_pool
 from jsonl_session.storage.lines import LineSource
 from jsonl_session.views.redact import Redactor
 
@@ -67,6 +68,28 @@ def export_workers(workers: int | None, size: int) -> int:
     (None: one per usable core), and one when the export is short."""
     wanted = wanted_workers(workers)
     return 1 if size < PARALLEL_BYTES else wanted
+
+
+def warm_export(path: Path | str | None, workers: int | None, *modules: str) -> None:
+    """Start the workers of an export of the session file at ``path`` now, importing
+    ``modules`` (the renderer's), when it is long enough to spread (its size) and a
+    pi file (its first line): they then start while the session is opened and the
+    export's head is made (processes.warm_pool; `rendered` takes them)."""
+    if path is None:
+        return
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            count = export_workers(workers, size)
+            head = handle.read(_HEAD_BYTES).split(b"\n", 1)[0] if count > 1 else b""
+    except OSError:
+        return  # opening the session says why
+    if _PI_HEADER.search(head):
+        warm_pool(count, __name__, *modules)
+
+
+_HEAD_BYTES = 4096
+_PI_HEADER = re.compile(rb'^\s*\{.*"type"\s*:\s*"session"')
 
 
 def lines_size(entries: Sequence[StoredEntry]) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text, loads_text
+from jsonl_session.processes import drop_warm_pool
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.views.redact import Redactor
@@ -27,6 +28,7 @@ from jsonl_session.views.slices import (
     record,
     rendered,
     slices_of,
+    warm_export,
 )
 from jsonl_session.views.transcript import Part, dump_json, view_entry
 
@@ -51,6 +53,14 @@ def textconv_chunks(
     write as they come (memory bounded by the largest entry, not the session). A long
     file is rendered by ``workers`` processes (views/slices.py; None: one per core),
     the same text; they are spawned (see catalog/parallel.py)."""
+    warm_export(path, workers, __name__)  # they start while the file is read
+    try:
+        yield from _chunks(path, cache, workers)
+    finally:
+        drop_warm_pool()  # none taken: the file was too short to spread
+
+
+def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[str]:
     try:
         loaded = load_entries(path, cache=cache)
     except SessionFormatError as exc:

@@ -5,6 +5,7 @@ library and the command line."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterator, Sequence
@@ -16,7 +17,7 @@ from helpers_cli import invoke
 from helpers_large import generate
 from locations import FIXTURES
 
-from jsonl_session import Session, export_chunks, textconv_chunks
+from jsonl_session import Session, export_chunks, processes, textconv_chunks
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.export import html, plan
 from jsonl_session.export.html_parts import PartRenderer
@@ -133,3 +134,61 @@ def test_the_command_gives_the_same_file_with_workers(
         assert one.read_bytes() == two.read_bytes()
     alone = invoke("--no-cache", "textconv", "--workers", "1", branched)
     assert invoke("--no-cache", "textconv", "--workers", "2", branched) == alone
+
+
+def test_the_workers_start_with_the_export_and_none_are_left_behind(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    real = processes._new_pool
+
+    def counting(workers: int) -> Any:
+        made.append(workers)
+        return real(workers)
+
+    monkeypatch.setattr(processes, "_new_pool", counting)
+    for fmt in ("markdown", "html", "json"):
+        made.clear()
+        _export(branched, fmt, 2)
+        assert made == [2]  # started before the plan, and the one that rendered
+        assert processes._warm is None
+    made.clear()
+    assert "".join(textconv_chunks(branched, cache=False, workers=2))
+    assert made == [2]
+    assert processes._warm is None
+
+
+def test_a_page_s_facts_are_read_by_a_worker_while_its_start_is_rendered(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    got: list[Any] = []
+    real = plan.LaterFigures.get
+
+    def recording(self: plan.LaterFigures) -> Any:
+        got.append(real(self))
+        return got[-1]
+
+    monkeypatch.setattr(plan.LaterFigures, "get", recording)
+    page = _export(branched, "html", 2, redact=True)
+    assert got and got[0] is not None and got[0].calls > 0
+    assert _export(branched, "html", 1, redact=True) == page
+
+
+def test_a_worker_that_cannot_read_a_page_s_facts_leaves_the_page_as_it_is(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a module-level function the worker finds by name, called with the wrong arguments
+    monkeypatch.setattr(plan, "figures_in_worker", os.stat)
+    got: list[Any] = []
+    real = plan.LaterFigures.get
+    monkeypatch.setattr(plan.LaterFigures, "get", lambda self: got.append(real(self)))
+    page = _export(branched, "html", 2)
+    assert got == [None]  # failed there: read here
+    assert _export(branched, "html", 1) == page
+
+
+def test_a_warm_pool_no_one_takes_is_let_go() -> None:
+    processes.warm_pool(2)
+    assert processes._warm is not None
+    processes.drop_warm_pool()
+    assert processes._warm is None

@@ -1,0 +1,125 @@
+"""The figures an export's header reads from the replies (export/replies.py): decoded
+in part, they add up to what reading each reply whole gives, whatever odd values a
+usage holds; read by a worker process, they are the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from jsonl_session import Session
+from jsonl_session.export.replies import (
+    TOKEN_KEYS,
+    ReplyFigures,
+    figures_in_worker,
+    reply_figures,
+)
+from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.walk import finite_number
+from jsonl_session.views.slices import record
+
+BIG = 2**70  # beyond 64 bits: read whole, such an integer is a float
+# Usages as the file holds them (JSON text: integers beyond 64 bits stay exact).
+USAGES = [
+    '{"input": 10, "output": 5, "cacheRead": 2, "cacheWrite": 1, "cost": {"total": 0.25}}',
+    f'{{"input": {BIG}, "output": -{BIG}, "cost": {{"total": {BIG}}}}}',
+    '{"input": 9007199254740993, "output": 1.5, "cacheRead": true, "cacheWrite": "7"}',
+    '{"input": 1e308, "output": -0.0, "cost": {"total": 1e299}}',
+    '{"input": 3, "cost": [1, 2]}',
+    '{"input": 4, "cost": {"total": "0.5"}}',
+    '{"input": 5, "cost": {"other": 1}}',
+    '{"input": 1, "input": 6}',
+    "null",
+    "[1, 2]",
+    '"usage"',
+    "7",
+]
+CONTENTS = [
+    '[{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}, {"type": "text"}]',
+    '"just text"',
+    '[{"type": "toolCall"}, "not a block"]',
+    "null",
+    '[{"type": "toolCall", "arguments": {"n": 123456789012345678901234567890}}]',
+]
+
+
+def reply_line(number: int, content: str, usage: str | None) -> str:
+    used = "" if usage is None else f', "usage": {usage}'
+    return (
+        f'{{"type": "message", "id": "r{number:07d}", "parentId": {_parent(number)},'
+        f' "timestamp": "2025-01-01T00:00:00.000Z", "message": {{"role": "assistant",'
+        f' "content": {content}, "provider": "p", "model": "m"{used}}}}}'
+    )
+
+
+def _parent(number: int) -> str:
+    return "null" if number == 0 else f'"r{number - 1:07d}"'
+
+
+@pytest.fixture(scope="module")
+def odd_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Assistant replies with each content and each usage (or none) above."""
+    lines = [
+        json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "t", "cwd": "/"})
+    ]
+    cases = [(c, u) for c in CONTENTS for u in [*USAGES, None]]
+    lines += [reply_line(n, content, usage) for n, (content, usage) in enumerate(cases)]
+    # bytes that are not UTF-8 where the usage is decoded: the line is read whole
+    broken = reply_line(len(cases), "null", '{"input": 2, "cost": {"total": 0.5, "x": "@"}}')
+    raw = "\n".join([*lines, broken]).encode().replace(b'"x": "@"', b'"x": "\xff\xf0"')
+    path = tmp_path_factory.mktemp("replies") / "odd.jsonl"
+    path.write_bytes(raw + b"\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def replies(odd_file: Path) -> list[StoredEntry]:
+    entries = [e for e in Session.open(odd_file, cache=False).entries if e.role == "assistant"]
+    assert len(entries) == len(CONTENTS) * (len(USAGES) + 1) + 1
+    return entries
+
+
+def read_whole(replies: list[StoredEntry]) -> ReplyFigures:
+    """The figures from each reply read whole (`StoredEntry.data`), by the rule the
+    header follows."""
+    out = ReplyFigures()
+    for entry in replies:
+        message = entry.data().get("message", {})
+        content = message.get("content")
+        if isinstance(content, list):
+            out.calls += sum(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
+        usage: Any = message.get("usage")
+        if not isinstance(usage, dict):
+            continue
+        for key in TOKEN_KEYS:
+            value = finite_number(usage.get(key))
+            out.tokens[key] += int(value) if value is not None else 0
+        cost = usage.get("cost")
+        spent = cost.get("total") if isinstance(cost, dict) else 0
+        out.cost += float(finite_number(spent) or 0.0)
+    return out
+
+
+def test_replies_decoded_in_part_add_up_as_read_whole(replies: list[StoredEntry]) -> None:
+    expected = read_whole(replies)
+    assert reply_figures(replies) == expected
+    assert expected.tokens["input"] > BIG  # the float an integer beyond 64 bits is read as
+    assert expected.calls > 0 and expected.cost > 0
+
+
+def test_each_odd_reply_alone_adds_up_as_read_whole(replies: list[StoredEntry]) -> None:
+    for entry in replies:
+        assert reply_figures([entry]) == read_whole([entry]), entry.raw
+
+
+def test_a_worker_reads_the_same_figures_from_the_file(
+    replies: list[StoredEntry], odd_file: Path
+) -> None:  # as a large session's entries are: their lines on disk, read by offset
+    on_disk = [msgspec.structs.replace(entry, inline=None) for entry in replies]
+    assert figures_in_worker(str(odd_file), [record(entry) for entry in on_disk]) == read_whole(
+        replies
+    )
