@@ -29,6 +29,7 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run
+from jsonl_session.views.slices import Piece, text_of
 from jsonl_session.views.transcript import EntryView, view_entry
 
 HIGHLIGHT_SPAN = 64 << 20
@@ -38,14 +39,15 @@ rendered by worker processes, which have no budget to share."""
 
 
 def render_html(plan: ExportPlan) -> str:
-    return "".join(iter_html(plan))
+    return "".join(map(text_of, iter_html(plan)))
 
 
-def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
+def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:
     """The page in pieces, one entry at a time (memory bounded by the largest entry);
     the pieces joined are the whole page. A long page is rendered by this process
     until nothing more is highlighted, the rest by ``workers`` processes
-    (views/slices.py): the same text."""
+    (views/slices.py): the same text, their pieces as the workers wrote them
+    (`Utf8Piece`: a file takes them as they are)."""
     figures = plan.figures_later()  # read by a worker meanwhile, when one waits already
     title = escape(plan.title())
     index = branch_index(plan)
@@ -53,14 +55,14 @@ def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
     body = _body(plan, workers)
     # While the worker reads, this process renders the page's start (held: the
     # facts come first), up to HELD_CHARS.
-    held: list[str] = []
+    held: list[Piece] = []
     size = 0
     while not figures.ready() and size < HELD_CHARS:
         piece = next(body, None)
         if piece is None:
             break
         held.append(piece)
-        size += len(piece)
+        size += len(piece) if isinstance(piece, str) else len(piece.data)
     facts = plan.facts(figures.get())
     listed = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
     yield (
@@ -83,7 +85,7 @@ HELD_CHARS = 16 << 20
 its facts (the header): past it, this process waits for them."""
 
 
-def _body(plan: ExportPlan, workers: int | None) -> Iterator[str]:
+def _body(plan: ExportPlan, workers: int | None) -> Iterator[Piece]:
     parts = PartRenderer()
     finder = CallFinder(plan.session.get, plan.redactor.enabled)
     spread: Spread | None = None
@@ -92,7 +94,7 @@ def _body(plan: ExportPlan, workers: int | None) -> Iterator[str]:
     for index, (run, entries) in enumerate(plan.shown):
         yield "\n" + ("<h2>Conversation</h2>" if run is None else _run_heading(plan, run))
         if spread is not None:
-            yield from spread.texts_of(index)
+            yield from spread.pieces_of(index)
             continue
         views = plan.take_views(entries)
         for at in range(len(entries)):
@@ -103,10 +105,10 @@ def _body(plan: ExportPlan, workers: int | None) -> Iterator[str]:
                 may_spread = False
                 state = SliceState(plan.labels)
                 context = finder.slice_context(parts)
-                spread = plan.spread(html_entry, state, workers, (index, at), context)
+                spread = plan.spread(html_entry, state, workers, (index, at), context, utf8=True)
                 if spread is not None:
                     views.close()  # its batch of lines read ahead is the workers' now
-                    yield from spread.texts_of(index)
+                    yield from spread.pieces_of(index)
                     break
             view = next(views)
             before += view.entry.length

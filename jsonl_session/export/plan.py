@@ -31,6 +31,7 @@ from jsonl_session.views.runs import Run, iter_runs, session_runs
 from jsonl_session.views.slices import (
     EntryRecord,
     LazySlices,
+    Piece,
     Render,
     Slice,
     export_workers,
@@ -38,6 +39,7 @@ from jsonl_session.views.slices import (
     record,
     rendered_pieces,
     slices_of,
+    text_of,
 )
 from jsonl_session.views.transcript import EntryView, view_entry
 
@@ -160,6 +162,8 @@ class ExportPlan:
         workers: int | None,
         start: tuple[int, int] = (0, 0),
         context: Callable[[Sequence[StoredEntry]], list[Any]] | None = None,
+        *,
+        utf8: bool = False,
     ) -> Spread | None:
         """The entries shown rendered by ``workers`` processes through ``render`` (with
         ``shared``, and what ``context`` says of each entry of a slice), or None when
@@ -193,7 +197,7 @@ class ExportPlan:
             said = context(chosen) if context is not None else None
             return Slice(render, path, self.redactor.enabled, records, shared, said, counted)
 
-        pieces = rendered_pieces(LazySlices(len(cuts), make), count, self.redactor)
+        pieces = rendered_pieces(LazySlices(len(cuts), make), count, self.redactor, utf8=utf8)
         return Spread([run for run, _, _ in cuts], pieces)
 
     def title(self) -> str:
@@ -275,17 +279,21 @@ class LaterFigures:
 class Spread:
     """The texts of the slices of a spread export, taken run by run."""
 
-    def __init__(self, runs: list[int], pieces: Iterator[tuple[int, str]]) -> None:
+    def __init__(self, runs: list[int], pieces: Iterator[tuple[int, Piece]]) -> None:
         self._runs = runs  # the run (index in `ExportPlan.shown`) of each slice
         self._pieces = pieces
         # the pool starts now, not when the body is reached
-        self._held: tuple[int, str] | None = next(pieces, None)
+        self._held: tuple[int, Piece] | None = next(pieces, None)
 
-    def texts_of(self, run: int) -> Iterator[str]:
-        """The texts of run ``run``'s slices (take the runs in order)."""
+    def pieces_of(self, run: int) -> Iterator[Piece]:
+        """The pieces of run ``run``'s slices (take the runs in order)."""
         while self._held is not None and self._runs[self._held[0]] == run:
             yield self._held[1]
             self._held = next(self._pieces, None)
+
+    def texts_of(self, run: int) -> Iterator[str]:
+        """`pieces_of`, as texts."""
+        return map(text_of, self.pieces_of(run))
 
 
 def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:

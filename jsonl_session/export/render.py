@@ -21,7 +21,7 @@ from jsonl_session.processes import drop_warm_pool
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.slices import warm_export
+from jsonl_session.views.slices import Piece, Utf8Piece, text_of, warm_export
 
 
 class ExportChunks:
@@ -29,12 +29,18 @@ class ExportChunks:
     written as it goes, holding one entry at a time. ``redactions`` (by kind) is
     complete once every piece was taken."""
 
-    def __init__(self, pieces: Iterator[str], redactor: Redactor) -> None:
+    def __init__(self, pieces: Iterator[Piece], redactor: Redactor) -> None:
         self._pieces = pieces
         self._redactor = redactor
 
     def __iter__(self) -> Iterator[str]:
-        return self._pieces
+        return map(text_of, self._pieces)
+
+    def encoded(self) -> Iterator[bytes]:
+        """The pieces as `write_export` writes them (UTF-8; a lone surrogate as a
+        backslash escape): a worker's pieces as it wrote them, never decoded here."""
+        for piece in self._pieces:
+            yield piece.data if isinstance(piece, Utf8Piece) else _encoded(piece)
 
     @property
     def redactions(self) -> dict[str, int]:
@@ -76,7 +82,7 @@ _RENDERERS = {
 }
 
 
-def _then_let_go(pieces: Iterator[str]) -> Iterator[str]:
+def _then_let_go(pieces: Iterator[Piece]) -> Iterator[Piece]:
     """``pieces``, then the workers started for them let go if none took them (the
     entries shown were too few to spread)."""
     try:
@@ -130,8 +136,15 @@ def write_export(
     output = Path(output)
     if source is not None and output.exists() and os.path.samefile(output, source):
         raise SessionWriteError(f"{output}: is the session being exported; choose another file")
-    pieces = [text] if isinstance(text, str) else text
+    if isinstance(text, ExportChunks):
+        pieces: Iterable[bytes] = text.encoded()
+    else:
+        pieces = map(_encoded, [text] if isinstance(text, str) else text)
     with output_file(output, replace=force) as out:
         for piece in pieces:
-            out.write(piece.encode("utf-8", errors="backslashreplace"))
+            out.write(piece)
     return output
+
+
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", errors="backslashreplace")

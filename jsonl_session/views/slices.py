@@ -135,10 +135,28 @@ class LazySlices(Sequence[Slice]):
         return self._make(index % self._count)
 
 
+class Utf8Piece:
+    """A piece of an export's text as a worker wrote it: UTF-8 holding no lone
+    surrogate, so a file takes its bytes as they are (`text_of` gives its text). The
+    process that writes the export then neither decodes it nor encodes it again."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+Piece = str | Utf8Piece
+
+
+def text_of(piece: Piece) -> str:
+    return piece if isinstance(piece, str) else piece.data.decode("utf-8")
+
+
 def rendered(slices: Sequence[Slice], workers: int, redactor: Redactor) -> Iterator[str]:
     """Each slice's text, in order, rendered by ``workers`` processes; what they
     redacted is added to ``redactor``'s counts."""
-    for text, counts in in_order(render_slice, slices, workers):
+    for text, counts, _ in in_order(render_slice, slices, workers):
         redactor.counts.update(counts)
         yield text.decode("utf-8", "surrogatepass")
 
@@ -150,27 +168,33 @@ character at once."""
 
 
 def rendered_pieces(
-    slices: Sequence[Slice], workers: int, redactor: Redactor
-) -> Iterator[tuple[int, str]]:
-    """`rendered`, each slice's text in pieces: (the slice's index, a piece)."""
-    for index, (data, counts) in enumerate(in_order(render_slice, slices, workers)):
+    slices: Sequence[Slice], workers: int, redactor: Redactor, *, utf8: bool = False
+) -> Iterator[tuple[int, Piece]]:
+    """`rendered`, each slice's text in pieces: (the slice's index, a piece). With
+    ``utf8``, a piece without a lone surrogate comes as its bytes (`Utf8Piece`)."""
+    for index, (data, counts, plain) in enumerate(in_order(render_slice, slices, workers)):
         redactor.counts.update(counts)
         start = 0
         while start < len(data):
             # a newline is one byte in UTF-8, never part of a longer character
             end = data.find(b"\n", start + PIECE_BYTES) + 1 or len(data)
-            yield index, data[start:end].decode("utf-8", "surrogatepass")
+            part = data[start:end]
+            yield (
+                index,
+                (Utf8Piece(part) if utf8 and plain else part.decode("utf-8", "surrogatepass")),
+            )
             start = end
 
 
 _sources: dict[str, LineSource] = {}  # a worker's open files, one per session
 
 
-def render_slice(job: Slice) -> tuple[bytes, dict[str, int]]:
-    """A worker's work: the slice's text and what it redacted (by kind). The text
-    comes back as UTF-8 (lone surrogates kept) and is decoded only when its turn
-    comes: the texts waiting their turn stay compact (a str holding one emoji takes
-    four bytes a character)."""
+def render_slice(job: Slice) -> tuple[bytes, dict[str, int], bool]:
+    """A worker's work: the slice's text, what it redacted (by kind) and whether the
+    text is plain UTF-8 (no lone surrogate). The text comes back as UTF-8 (lone
+    surrogates kept) and is decoded only when its turn comes, if at all: the texts
+    waiting their turn stay compact (a str holding one emoji takes four bytes a
+    character)."""
     source = _sources.get(job.path)
     if source is None and any(not isinstance(r, bytes) and r[-1] is None for r in job.records):
         # a worker serves one export: the file stays open for its next slices
@@ -195,4 +219,8 @@ def render_slice(job: Slice) -> tuple[bytes, dict[str, int]]:
         pieces.append(job.render(item, data, said, job.shared, redactor))
         if before is not None:
             redactor.counts = before  # the caller counted this entry's secrets
-    return job.separator.join(pieces).encode("utf-8", "surrogatepass"), dict(redactor.counts)
+    text = job.separator.join(pieces)
+    try:
+        return text.encode("utf-8"), dict(redactor.counts), True
+    except UnicodeEncodeError:  # a lone surrogate (rare): kept, to be decoded back
+        return text.encode("utf-8", "surrogatepass"), dict(redactor.counts), False

@@ -82,10 +82,10 @@ def test_a_page_is_highlighted_here_then_spread_and_its_results_still_show_their
     spread: list[int] = []
 
     def counted(
-        jobs: Sequence[slices.Slice], workers: int, redactor: Any
-    ) -> Iterator[tuple[int, str]]:
+        jobs: Sequence[slices.Slice], workers: int, redactor: Any, **options: bool
+    ) -> Iterator[tuple[int, slices.Piece]]:
         spread.append(len(jobs))
-        return slices.rendered_pieces(jobs, workers, redactor)
+        return slices.rendered_pieces(jobs, workers, redactor, **options)
 
     monkeypatch.setattr(plan, "rendered_pieces", counted)
     monkeypatch.setattr(slices, "PIECE_BYTES", 100)  # slices handed on in many pieces
