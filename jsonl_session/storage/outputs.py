@@ -11,7 +11,10 @@ a session it appends to. One writer, so every output gets the same guarantees:
 - every OSError becomes a SessionWriteError naming the target and the reason.
 
 Writers stream: `output_file` is a context manager yielding a binary writer, so a
-renderer can write as it goes; `write_output` writes bytes at once. Session files
+renderer can write as it goes; `write_output` writes bytes at once. A long output is
+synced to disk in the background as it is written (every `SYNC_EVERY` bytes), so the
+fsync at its end waits only for its last part; a failure of one of those syncs fails
+the write as the last fsync's would. Session files
 themselves (appends, rewrites, sidecars, backups) are store.py's; names built from
 what a file says are checked by paths.safe_name.
 """
@@ -22,6 +25,7 @@ import contextlib
 import errno
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +37,8 @@ from jsonl_session.storage.portable import BINARY, HOLD_TEMP_LOCK, NOFOLLOW, try
 from jsonl_session.storage.store import FsyncPolicy, check_fsync_policy
 
 OUTPUT_MODE = 0o600
+SYNC_EVERY = 64 << 20
+"""Bytes written before the disk is asked to catch up, in the background."""
 _NO_LINKS = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK)
 
 
@@ -41,10 +47,14 @@ class OutputWriter:
     SessionWriteError naming the target (the temporary file is removed on the way
     out of the block)."""
 
-    def __init__(self, target: Path, handle: BinaryIO) -> None:
+    def __init__(self, target: Path, handle: BinaryIO, *, sync_early: bool = False) -> None:
         self.target = target
         self._handle = handle
         self.written = 0
+        self._sync_early = sync_early
+        self._unsynced = 0
+        self._syncing: threading.Thread | None = None
+        self._sync_failure: OSError | None = None
 
     def write(self, data: bytes) -> int:
         try:
@@ -52,7 +62,46 @@ class OutputWriter:
         except OSError as exc:
             raise write_failed(self.target, exc) from None
         self.written += count
+        if self._sync_early:
+            self._unsynced += count
+            if self._unsynced >= SYNC_EVERY and not self._still_syncing():
+                self._unsynced = 0
+                self._sync_in_background()
         return count
+
+    def settle(self) -> None:
+        """Wait for a sync started in the background; raise its failure, if any (the
+        error an fsync reports once: the last fsync would not see it again)."""
+        if self._syncing is not None:
+            self._syncing.join()
+            self._syncing = None
+        if self._sync_failure is not None:
+            failure, self._sync_failure = self._sync_failure, None
+            raise write_failed(self.target, failure)
+
+    def _still_syncing(self) -> bool:
+        return self._syncing is not None and self._syncing.is_alive()
+
+    def _sync_in_background(self) -> None:
+        try:
+            self._handle.flush()
+        except OSError as exc:
+            raise write_failed(self.target, exc) from None
+        fd = self._handle.fileno()
+
+        def sync() -> None:
+            try:
+                _sync_data(fd)
+            except OSError as exc:
+                self._sync_failure = exc
+
+        self._syncing = threading.Thread(target=sync, name="output sync", daemon=True)
+        self._syncing.start()
+
+
+def _sync_data(fd: int) -> None:
+    sync = getattr(os, "fdatasync", os.fsync)  # (no fdatasync on macOS or Windows)
+    sync(fd)
 
 
 def write_failed(target: Path, exc: OSError) -> SessionWriteError:
@@ -105,13 +154,17 @@ def output_file(
         _remove_quietly(temp)
         raise write_failed(target, exc) from None
     handle = os.fdopen(fd, "wb")
+    writer = OutputWriter(target, handle, sync_early=fsync == "always")
     placed = False
     try:
-        yield OutputWriter(target, handle)
+        yield writer
+        writer.settle()
         _finish(handle, target, fsync)
         _put_in_place(temp, target, replace, exists_hint)
         placed = True
     finally:
+        with contextlib.suppress(SessionWriteError):
+            writer.settle()  # never a sync of a descriptor closed (or reused) under it
         _close_quietly(handle)
         if not placed:
             _remove_quietly(temp)

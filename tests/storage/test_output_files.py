@@ -18,7 +18,7 @@ import pytest
 from helpers_write import mode_of
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.storage import paths
+from jsonl_session.storage import outputs, paths
 from jsonl_session.storage.outputs import output_file, write_output
 
 CHILD_TIMEOUT = 120.0  # only stops a hung child; nothing asserts how long anything takes
@@ -275,3 +275,57 @@ def test_a_new_session_under_a_file_is_refused_with_our_error(tmp_path: Path) ->
     with pytest.raises(SessionWriteError, match=r"afile/sub.*Not a directory; nothing was written"):
         session = Session.create(cwd="/w", session_dir=tmp_path / "afile" / "sub")
         session.append_message({"role": "user", "content": "hi", "timestamp": 1})
+
+
+class TestSyncedAsWritten:
+    """A long output is synced in the background as it is written, so the fsync at
+    its end waits only for its last part; a failure there fails the write."""
+
+    @pytest.fixture
+    def syncs(self, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+        done: list[int] = []
+        real = outputs._sync_data
+
+        def counting(fd: int) -> None:
+            real(fd)
+            done.append(fd)
+
+        monkeypatch.setattr(outputs, "SYNC_EVERY", 10)
+        monkeypatch.setattr(outputs, "_sync_data", counting)
+        return done
+
+    def test_a_long_output_is_synced_while_it_is_written_and_ends_whole(
+        self, tmp_path: Path, syncs: list[int]
+    ) -> None:
+        target = tmp_path / "out.md"
+        with output_file(target) as out:
+            for number in range(50):
+                out.write(b"%03d chunk\n" % number)
+                out.settle()  # (each sync done before the next write: none is skipped)
+        assert len(syncs) == 50
+        assert target.read_bytes() == b"".join(b"%03d chunk\n" % n for n in range(50))
+        assert listing(tmp_path) == ["out.md"]
+
+    def test_an_output_written_without_fsync_is_not_synced_as_it_goes(
+        self, tmp_path: Path, syncs: list[int]
+    ) -> None:
+        with output_file(tmp_path / "out.md", fsync="never") as out:
+            for _ in range(50):
+                out.write(b"0123456789abc")
+        assert syncs == []
+
+    def test_a_failed_sync_in_the_background_fails_the_write_and_leaves_nothing(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def broken(fd: int) -> None:
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(outputs, "SYNC_EVERY", 10)
+        monkeypatch.setattr(outputs, "_sync_data", broken)
+        target = tmp_path / "out.md"
+        with pytest.raises(SessionWriteError) as caught, output_file(target) as out:
+            out.write(b"more than ten bytes")
+        assert str(caught.value) == (
+            f"cannot write {target}: Input/output error; nothing was written"
+        )
+        assert listing(tmp_path) == []
