@@ -13,31 +13,33 @@ from jsonl_session.export.plan import ExportPlan, Spread
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
+from jsonl_session.views.slices import Piece, Utf8Piece, text_of
 from jsonl_session.views.transcript import EntryView, Part, view_entry
 
 
 def render_markdown(plan: ExportPlan) -> str:
-    return "".join(iter_markdown(plan))
+    return "".join(map(text_of, iter_markdown(plan)))
 
 
-def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[str]:
+def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:
     """The Markdown export in pieces, one entry at a time (memory bounded by the
     largest entry); the pieces joined are the whole document. A long export is
-    rendered by ``workers`` processes (views/slices.py), the same text."""
+    rendered by ``workers`` processes (views/slices.py), the same text, their pieces
+    as they wrote them (`Utf8Piece`: a file takes them as they are)."""
     head = [f"# {plan.title()}", ""]
     outline = ["## Branches", "", *_outline(plan), ""] if plan.all_branches else []
     # started before the facts are read, so the workers render while this process reads
-    spread = plan.spread(markdown_entry, plan.labels, workers)
+    spread = plan.spread(markdown_entry, plan.labels, workers, utf8=True)
     head += [f"- **{key}:** {value}" for key, value in plan.facts()] + ["", *outline]
     return _ending_once(_pieces(plan, head, spread))
 
 
-def _pieces(plan: ExportPlan, head: list[str], spread: Spread | None) -> Iterator[str]:
+def _pieces(plan: ExportPlan, head: list[str], spread: Spread | None) -> Iterator[Piece]:
     yield "".join(f"{line}\n" for line in head)
     for index, (run, entries) in enumerate(plan.shown):
         yield f"## {plan.run_title(run) if run else 'Conversation'}\n\n"
         if spread is not None:
-            yield from spread.texts_of(index)
+            yield from spread.pieces_of(index)
             continue
         for view in plan.take_views(entries):
             yield "".join(f"{line}\n" for line in _md_entry(plan.labels, view))
@@ -56,11 +58,21 @@ def markdown_entry(
     return "".join(f"{line}\n" for line in _md_entry(labels, view))
 
 
-def _ending_once(pieces: Iterable[str]) -> Iterator[str]:
+def _ending_once(pieces: Iterable[Piece]) -> Iterator[Piece]:
     """``pieces`` with the whitespace at the very end replaced by one newline: the
     whitespace a piece ends with is held back until more text follows it."""
     held = ""
     for piece in pieces:
+        if isinstance(piece, Utf8Piece):
+            body, space = _stripped(piece.data)
+            if body:
+                if held:
+                    yield held
+                yield Utf8Piece(body)
+                held = space
+            else:
+                held += space
+            continue
         text = piece.rstrip()
         if text:
             yield held + text
@@ -68,6 +80,27 @@ def _ending_once(pieces: Iterable[str]) -> Iterator[str]:
         else:
             held += piece
     yield "\n"
+
+
+_TAIL_BYTES = 64  # of a worker's piece decoded to find the whitespace it ends with
+
+
+def _stripped(data: bytes) -> tuple[bytes, str]:
+    """UTF-8 ``data`` as its text without the whitespace it ends with (``rstrip``,
+    whose whitespace is Unicode's), in UTF-8, and that whitespace: only its last
+    characters are decoded, unless they are all whitespace."""
+    start = max(0, len(data) - _TAIL_BYTES)
+    while start > 0 and 0x80 <= data[start] < 0xC0:  # inside a character: go to its start
+        start -= 1
+    tail = data[start:].decode("utf-8")
+    kept = tail.rstrip()
+    if not kept and start > 0:  # whitespace all through the tail: the whole piece decides
+        text = data.decode("utf-8")
+        kept = text.rstrip()
+        return kept.encode("utf-8"), text[len(kept) :]
+    if len(kept) == len(tail):
+        return data, ""
+    return data[:start] + kept.encode("utf-8"), tail[len(kept) :]
 
 
 def _outline(plan: ExportPlan) -> list[str]:

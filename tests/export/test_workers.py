@@ -5,6 +5,7 @@ library and the command line."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -15,11 +16,13 @@ from typing import Any
 import pytest
 from helpers_cli import invoke
 from helpers_large import generate
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from locations import FIXTURES
 
 from jsonl_session import Session, export_chunks, processes, textconv_chunks
 from jsonl_session.errors import JsonlSessionError
-from jsonl_session.export import html, plan
+from jsonl_session.export import html, markdown, plan
 from jsonl_session.export.html_parts import PartRenderer
 from jsonl_session.views import slices
 
@@ -192,3 +195,36 @@ def test_a_warm_pool_no_one_takes_is_let_go() -> None:
     assert processes._warm is not None
     processes.drop_warm_pool()
     assert processes._warm is None
+
+
+# Whitespace Python strips, in one to three bytes of UTF-8, and characters that are not.
+_SPACES = " \t\n\r\x0b\x0c\x1c\x85\xa0\u1680\u2000\u2028\u3000"
+_WORDS = "ab\u00e9\u20ac\U0001f600-"
+
+
+@given(
+    text=st.text(alphabet=_SPACES + _WORDS, max_size=200),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=6),
+    as_bytes=st.lists(st.booleans(), min_size=7, max_size=7),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_markdown_end_is_the_same_whether_pieces_come_as_text_or_as_bytes(
+    text: str, cuts: list[int], as_bytes: list[bool]
+) -> None:
+    """The whitespace at the very end becomes one newline, however the text is cut
+    into pieces and whichever of them a worker handed on as its bytes."""
+    bounds = sorted({0, len(text), *(min(cut, len(text)) for cut in cuts)})
+    texts = [text[start:end] for start, end in itertools.pairwise(bounds)]
+    pieces: list[slices.Piece] = [
+        slices.Utf8Piece(piece.encode()) if raw else piece
+        for piece, raw in zip(texts, as_bytes, strict=False)
+    ]
+    expected = "".join(markdown._ending_once(texts))
+    assert "".join(map(slices.text_of, markdown._ending_once(pieces))) == expected
+    assert expected == text.rstrip() + "\n"
+
+
+def test_a_long_run_of_whitespace_ending_a_piece_is_held_back_whole() -> None:
+    long_space = "x" + " \u3000\n" * 100
+    body, space = markdown._stripped(long_space.encode())
+    assert (body, space) == (b"x", long_space[1:])
