@@ -80,7 +80,7 @@ def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:
     yield "\n</main></body></html>\n"
 
 
-HELD_CHARS = 16 << 20
+HELD_CHARS = 4 << 20
 """At most this much of a page's start is held while a worker reads the figures of
 its facts (the header): past it, this process waits for them."""
 

@@ -20,7 +20,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from jsonl_session.errors import SessionTreeError
-from jsonl_session.export.replies import ReplyFigures, figures_in_worker, reply_figures
+from jsonl_session.export.replies import (
+    ReplyFigures,
+    figures_in_worker,
+    reply_columns,
+    reply_figures,
+)
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text
 from jsonl_session.processes import submit_warm
@@ -222,7 +227,7 @@ class ExportPlan:
         ]
         if not replies:
             return LaterFigures(None)
-        return LaterFigures(submit_warm(figures_in_worker, str(path), [record(e) for e in replies]))
+        return LaterFigures(submit_warm(figures_in_worker, str(path), reply_columns(replies)))
 
     def _shown_entries(self) -> list[StoredEntry]:
         return [e for _, shown in self.shown for e in shown]
