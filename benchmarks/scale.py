@@ -31,8 +31,11 @@ Sections, chosen with --only (comma-separated; default: all of them):
 
 Times are the best of --runs (time.perf_counter), each beside floors measured in the
 same run on the same files: stat of every file (many); reading the bytes and splitting
-lines; decoding every line with orjson; for many also checking every line is JSON with
-msgspec (pi counts only the lines that parse, so an exact listing checks each one).
+lines; decoding every line with orjson (for big and line also with each decoded line
+let go at once: keeping them all grows a 2 GB heap, whose time varies by more than 2x
+from run to run on a virtual machine, so big's targets are judged against the lower
+of the two); for many also checking every line is JSON with msgspec (pi counts only
+the lines that parse, so an exact listing checks each one).
 Commands run as `python -m jsonl_session ...`, timed from outside, with output to a
 file or /dev/null. A fresh process's peak is its own ru_maxrss: Linux carries a
 parent's peak into a child it starts, so each is started by a shell or a small wrapper.

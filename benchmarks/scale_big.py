@@ -45,7 +45,10 @@ def bench_big(
         f"{facts['compactions']} compactions",
     )
     report.fresh_floors(path, runs)
-    decode = report.floors["decode"]
+    # The targets are judged against the lower of the two decode floors: keeping every
+    # decoded line grows a heap of 2 GB, whose time varies by more than 2x from run to
+    # run on a virtual machine; letting each go does not.
+    decode = min(report.floors["decode"], report.floors["decode-each"])
     clear = clear_cache(cache_dir)
 
     def library(label: str, *args: str, setup: Callable[[], None] | None = None) -> Any:

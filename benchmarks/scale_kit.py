@@ -54,6 +54,7 @@ with open(path, "ab") as f:
 # One measure in a fresh process; prints JSON: seconds, peak (MiB), and for some more.
 #   cli SINK ARGS...         `python -m jsonl_session ARGS` (its own child), stdout to SINK
 #   split|decode FILE        the floors: read + split lines; orjson-decode every line
+#   decode-each FILE         the same, each decoded line let go at once
 #   open|context|tree|stats|stats-spread FILE on|off   Session.open (cache on or off),
 #                            then that call (stats-spread: token_breakdown(workers=None))
 MEASURE = r"""
@@ -74,13 +75,17 @@ if what == "cli":
         sys.exit(done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}")
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     result = {"seconds": seconds, "peak": child}
-elif what in ("split", "decode"):
+elif what in ("split", "decode", "decode-each"):
     import orjson
     base = peak()
     start = time.perf_counter()
     lines = Path(args[0]).read_bytes().split(b"\n")
     if what == "decode":
         decoded = [orjson.loads(line) for line in lines if line]
+    elif what == "decode-each":  # none kept: no heap of 2 GB to grow (its time varies)
+        for line in lines:
+            if line:
+                orjson.loads(line)
     result = {"seconds": time.perf_counter() - start, "base": base, "peak": peak()}
 else:
     from jsonl_session import Session
@@ -158,6 +163,7 @@ class Report:
         for name, label in (
             ("split", "read + split lines"),
             ("decode", "orjson decode every line"),
+            ("decode-each", "orjson decode every line, each let go"),
         ):
             result = measure(runs, name, path)
             self.floors[name] = result["seconds"]
