@@ -46,7 +46,7 @@ QUIET_NS = 2_000_000_000
 """A row is trusted on its file's times alone only if the file's mtime and ctime were
 this much older than the stamp: a write within one tick of a coarse file clock (a
 second on some file systems) could leave the times as they were."""
-SAVE_FROM_BYTES = 16 * 2**20
+SAVE_FROM_BYTES = 2 * 2**20
 """Records waiting to be written past this many bytes are written at once (a
 transaction of their own), so that reading many files keeps a bounded part of them."""
 _PARAMETERS = 500  # files named in one query (SQLite before 3.32 allows 999 values)
@@ -120,7 +120,8 @@ class FactsIndex:
         self._older = [root / f"{kind}-{older}.sqlite" for older in range(1, version)]
         self._kind = kind
         self._many = many
-        self._db: sqlite3.Connection | None = None
+        self._db: sqlite3.Connection | None = None  # for reading
+        self._writer: sqlite3.Connection | None = None  # kept between saves, see `save`
         self._unreadable = False  # none there, or locked or damaged: read as empty
         self._unchanged: dict[str, tuple[str, bytes, bytes]] | None = None
         self._trusted_files: set[str] | None = None
@@ -233,13 +234,20 @@ class FactsIndex:
     def _waiting(self, size: int) -> None:
         self._pending_bytes += size
         if self._pending_bytes >= SAVE_FROM_BYTES:
-            self.save()  # what a first search of many files keeps is bounded too
+            # as they come (while workers read on), and bounded: what a first search of
+            # many files keeps; the connection stays open for the next ones
+            self.save(final=False)
 
-    def save(self) -> None:
-        """Write the records put since the last save, all in one transaction."""
+    def save(self, *, final: bool = True) -> None:
+        """Write the records put since the last save, all in one transaction; then,
+        when ``final``, close the connection written through (else kept for the next)."""
         self._close()
-        if not self._pending:
-            return
+        if self._pending:
+            self._write_pending()
+        if final:
+            self._close_writer()
+
+    def _write_pending(self) -> None:
         self._pending_bytes = 0
         quiet = QUIET_NS
         rows = [
@@ -249,15 +257,21 @@ class FactsIndex:
         self._pending = {}
         for attempt in (1, 2):
             try:
-                with contextlib.closing(self._connect(create=True)) as db, db:
-                    db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)", rows)
+                if self._writer is None:
+                    self._writer = self._connect(create=True)
+                with self._writer:  # one transaction: committed, or rolled back on an error
+                    self._writer.executemany(
+                        "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)", rows
+                    )
                 return
             except sqlite3.DatabaseError as exc:
+                self._close_writer()
                 if attempt == 1 and _remade_for(exc):
                     self._remove()  # damaged, or of another layout: it is only a cache
                     continue
                 failure: Exception = exc
             except OSError as exc:
+                self._close_writer()
                 failure = exc
             tell_not_kept(
                 f"{self._kind} index: {len(rows)} records not kept in {self.path}: {failure}"
@@ -268,6 +282,11 @@ class FactsIndex:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
     def _remove(self, path: Path | None = None) -> None:
         for suffix in ("", "-wal", "-shm"):

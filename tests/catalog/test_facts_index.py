@@ -244,9 +244,9 @@ def test_a_first_search_writes_its_records_as_it_goes_and_finds_the_same(
     saves: list[int] = []
     real_save = facts_index.FactsIndex.save
 
-    def counting(index: facts_index.FactsIndex) -> None:
+    def counting(index: facts_index.FactsIndex, *, final: bool = True) -> None:
         saves.append(len(index._pending))
-        real_save(index)
+        real_save(index, final=final)
 
     monkeypatch.setattr(facts_index.FactsIndex, "save", counting)
     cache = tmp_path / "cache"
@@ -257,6 +257,29 @@ def test_a_first_search_writes_its_records_as_it_goes_and_finds_the_same(
     with contextlib.closing(sqlite3.connect(cache / "search-3.sqlite")) as db:
         assert db.execute("SELECT count(*) FROM records").fetchone()[0] == saves.count(1)
     assert searched(sessions, cache) == expected
+
+
+def test_records_written_as_they_come_go_through_one_connection_closed_at_the_end(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts_index, "SAVE_FROM_BYTES", 1)  # each record written at once
+    opened: list[facts_index.FactsIndex] = []
+    real_connect = facts_index.FactsIndex._connect
+
+    def counting(index: facts_index.FactsIndex, *, create: bool) -> sqlite3.Connection:
+        if create:
+            opened.append(index)
+        return real_connect(index, create=create)
+
+    monkeypatch.setattr(facts_index.FactsIndex, "_connect", counting)
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False)
+    assert listed(sessions, cache) == expected
+    assert len(opened) == 1  # twelve records, twelve transactions, one connection
+    assert opened[0]._writer is None  # closed when the listing ended
+    with contextlib.closing(sqlite3.connect(cache / INDEX)) as db:
+        assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 12
+    assert listed(sessions, cache) == expected
 
 
 @pytest.mark.usefixtures("quiet_at_once")
