@@ -20,12 +20,14 @@ from jsonl_session.views.runs import Run, session_runs
 from jsonl_session.views.slices import (
     EntryRecord,
     LazySlices,
+    Piece,
     Slice,
     export_workers,
     lines_size,
     record,
-    rendered,
+    rendered_pieces,
     slices_of,
+    text_of,
 )
 
 
@@ -38,7 +40,7 @@ def export_json(
     "entries": [{"id", "type", "role"?, "customType"?, "label"?, "active"?}],
     "branches": [<run>, ...]}`` (``active``: on the path to the leaf)."""
     redactor = Redactor(enabled=redact)
-    text = "".join(iter_json(session, leaf_id, redactor))
+    text = "".join(map(text_of, iter_json(session, leaf_id, redactor)))
     return ExportResult(text, redactor.summary())
 
 
@@ -48,7 +50,7 @@ _TREE_BATCH = 256  # entries of the tree written in one piece (a few dozen bytes
 
 def iter_json(
     session: Session, leaf_id: str | None, redactor: Redactor, workers: int | None = 1
-) -> Iterator[str]:
+) -> Iterator[Piece]:
     """The JSON document of `export_json` in pieces, one entry at a time (memory
     bounded by the largest entry); ``redactor`` counts what it replaced. A long
     session's entries are written by ``workers`` processes (views/slices.py)."""
@@ -70,9 +72,17 @@ def iter_json(
             records: list[EntryRecord | bytes] = [record(e) for e in entries[start:stop]]
             return Slice(json_entry, path, redactor.enabled, records, separator=",")
 
-        texts = rendered(LazySlices(len(cuts), make), count, redactor)
-        for index, text in enumerate(texts):
-            yield ("," if index else "") + text
+        # each slice's text in pieces, as the workers wrote them (a file takes them as
+        # they are): a comma before each slice's first
+        last = -1
+        for index, piece in rendered_pieces(
+            LazySlices(len(cuts), make), count, redactor, utf8=True
+        ):
+            if index != last:
+                if index:
+                    yield ","
+                last = index
+            yield piece
     else:
         for start in range(0, len(entries), _BATCH):
             batch = entries[start : start + _BATCH]
