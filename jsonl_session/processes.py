@@ -13,6 +13,7 @@ breakdown_spread.py (the figures of a long session).
 from __future__ import annotations
 
 import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 from jsonl_session.errors import JsonlSessionError
@@ -42,44 +43,51 @@ def wanted_workers(workers: int | None) -> int:
 
 def spawned_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` spawned processes (imported only when work is spread):
-    the one `warm_pool` started, when it has that many, else a new one."""
+    the one `warm_pool` started in this thread, when it has that many, else a new one."""
     global _warm
-    if _warm is not None and _warm[1] == workers:
-        pool, _warm = _warm[0], None
-        return pool
+    with _lock:
+        if _warm is not None and _warm[1:] == (workers, threading.get_ident()):
+            pool, _warm = _warm[0], None
+            return pool
     return _new_pool(workers)
 
 
-def warm_pool(workers: int, *modules: str) -> None:
+def warm_pool(workers: int, *modules: str) -> ProcessPoolExecutor | None:
     """Start ``workers`` spawned processes now, each importing ``modules``, for the
-    next `spawned_pool` of that size to take: a spawned worker takes a few tenths of
-    a second to start, which then pass while the caller opens and reads the session
-    (an export or a listing it knows will spread). One waits at a time; one not
-    taken is let go by `drop_warm_pool`."""
+    next `spawned_pool` of that size in this thread to take: a spawned worker takes a
+    few tenths of a second to start, which then pass while the caller makes the head
+    of an export it knows will spread. One waits at a time; the pool started (None
+    when one waits already, or for fewer than two workers) is the caller's to let go
+    with `drop_warm_pool` if no one takes it."""
     global _warm
-    if workers < 2 or _warm is not None:
-        return
-    pool = _new_pool(workers)
-    for _ in range(workers):  # each submission starts one more process
-        pool.submit(_import, modules)
-    _warm = (pool, workers)
+    with _lock:
+        if workers < 2 or _warm is not None:
+            return None
+        pool = _new_pool(workers)
+        for _ in range(workers):  # each submission starts one more process
+            pool.submit(_import, modules)
+        _warm = (pool, workers, threading.get_ident())
+        return pool
 
 
 def submit_warm(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
-    """``function(*args)`` on a worker of the pool `warm_pool` started, when one
-    waits (the pool stays there for `spawned_pool`); else None."""
-    if _warm is None:
-        return None
-    return _warm[0].submit(function, *args)
+    """``function(*args)`` on a worker of the pool `warm_pool` started in this thread,
+    when one waits (the pool stays there for `spawned_pool`); else None."""
+    with _lock:
+        if _warm is None or _warm[2] != threading.get_ident():
+            return None
+        return _warm[0].submit(function, *args)
 
 
-def drop_warm_pool() -> None:
-    """Let go of a pool `warm_pool` started that no one took (its workers end once
-    started; nothing waits for them here)."""
+def drop_warm_pool(pool: ProcessPoolExecutor | None = None) -> None:
+    """Let go of ``pool`` (None: whichever) if it still waits, no one having taken it
+    (its workers end once started; nothing waits for them here)."""
     global _warm
-    if _warm is not None:
-        pool, _warm = _warm[0], None
-        pool.shutdown(wait=False, cancel_futures=True)
+    with _lock:
+        if _warm is None or (pool is not None and _warm[0] is not pool):
+            return
+        dropped, _warm = _warm[0], None
+    dropped.shutdown(wait=False, cancel_futures=True)
 
 
 def _import(modules: tuple[str, ...]) -> None:
@@ -96,4 +104,5 @@ def _new_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 
-_warm: tuple[ProcessPoolExecutor, int] | None = None
+_warm: tuple[ProcessPoolExecutor, int, int] | None = None  # the pool, its size, whose
+_lock = threading.Lock()

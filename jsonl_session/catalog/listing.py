@@ -101,10 +101,11 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
     (storage/facts_index.py), so describing it again costs a ``stat`` when it has not
     changed, and reads only the bytes appended since when it has."""
     index = _index(cache, many=False)
-    info = _describe(Path(path), index)
-    if index is not None:
-        index.save()
-    return info
+    try:
+        return _describe(Path(path), index)
+    finally:
+        if index is not None:
+            index.save()
 
 
 # 3 was one record file per session; 4 kept the header's time as its text

@@ -222,14 +222,13 @@ class ExportPlan:
         path = self.session.path
         if self.session.dialect != "pi" or path is None:
             return LaterFigures(None)
-        replies = [
-            e for e in self._shown_entries() if e.type == "message" and e.role == "assistant"
-        ]
+        replies = [e for e in self.shown_entries() if e.type == "message" and e.role == "assistant"]
         if not replies:
             return LaterFigures(None)
         return LaterFigures(submit_warm(figures_in_worker, str(path), reply_columns(replies)))
 
-    def _shown_entries(self) -> list[StoredEntry]:
+    def shown_entries(self) -> list[StoredEntry]:
+        """The entries the export shows, in order."""
         return [e for _, shown in self.shown for e in shown]
 
     def facts(self, figures: ReplyFigures | None = None) -> list[tuple[str, str]]:
@@ -248,7 +247,7 @@ class ExportPlan:
         ends = sum(not run.branches for run in iter_runs(self.runs))
         count = self.session.revision
         facts.append(("entries", f"{count}, {ends} branches" if ends > 1 else str(count)))
-        facts += usage_facts(self._shown_entries(), figures)
+        facts += usage_facts(self.shown_entries(), figures)
         shown = "every branch" if self.all_branches else f"the path to {self.leaf_id or '(none)'}"
         facts.append(("exported", shown))
         problems = self.session.problems

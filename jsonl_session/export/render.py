@@ -10,8 +10,10 @@ the Markdown and highlighting libraries); the JSON document is json.py's `export
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.export.json import iter_json
@@ -21,17 +23,27 @@ from jsonl_session.processes import drop_warm_pool
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.slices import Piece, Utf8Piece, text_of, warm_export
+from jsonl_session.views.slices import Piece, Utf8Piece, lines_size, text_of, warm_workers
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from jsonl_session.format.entry import StoredEntry
 
 
 class ExportChunks:
     """An export as it is made, piece by piece (iterate once): a large session is
     written as it goes, holding one entry at a time. ``redactions`` (by kind) is
-    complete once every piece was taken."""
+    complete once every piece was taken. ``warm``: the workers started for it, let
+    go once the pieces are done with (or this object is), if none took them."""
 
-    def __init__(self, pieces: Iterator[Piece], redactor: Redactor) -> None:
-        self._pieces = pieces
+    def __init__(
+        self, pieces: Iterator[Piece], redactor: Redactor, warm: ProcessPoolExecutor | None = None
+    ) -> None:
+        self._pieces = _then_let_go(pieces, warm) if warm is not None else pieces
         self._redactor = redactor
+        if warm is not None:  # (never iterated: its generator's `finally` never runs)
+            weakref.finalize(self, drop_warm_pool, warm)
 
     def __iter__(self) -> Iterator[str]:
         return map(text_of, self._pieces)
@@ -60,19 +72,32 @@ def export_chunks(
     processes a long export is rendered by (None: one per core; the text is the
     same). They are spawned, so a script asking for more than one must
     keep its work under ``if __name__ == "__main__":`` (see catalog/parallel.py)."""
-    if session.dialect == "pi":  # (another agent's lines are not the file's: one process)
-        # the workers start while the export's head is made
-        warm_export(session.path, workers, _RENDERERS[fmt])
     if fmt == "json":
         redactor = Redactor(enabled=redact)
-        return ExportChunks(_then_let_go(iter_json(session, leaf_id, redactor, workers)), redactor)
+        warm = _warm(session, session.entries, workers, fmt)
+        return ExportChunks(iter_json(session, leaf_id, redactor, workers), redactor, warm)
     plan = ExportPlan(session, leaf_id, all_branches, redact)
-    if fmt == "html":
-        # Markdown and highlighting libraries load only for the page
-        from jsonl_session.export.html import iter_html
+    # the workers start while the export's head is made (once its path is known: a
+    # leaf's may be short)
+    warm = _warm(session, plan.shown_entries(), workers, fmt)
+    try:
+        if fmt == "html":
+            # Markdown and highlighting libraries load only for the page
+            from jsonl_session.export.html import iter_html
 
-        return ExportChunks(_then_let_go(iter_html(plan, workers)), plan.redactor)
-    return ExportChunks(_then_let_go(iter_markdown(plan, workers)), plan.redactor)
+            return ExportChunks(iter_html(plan, workers), plan.redactor, warm)
+        return ExportChunks(iter_markdown(plan, workers), plan.redactor, warm)
+    except BaseException:
+        drop_warm_pool(warm)
+        raise
+
+
+def _warm(
+    session: Session, shown: list[StoredEntry], workers: int | None, fmt: ExportFormat
+) -> ProcessPoolExecutor | None:
+    if session.dialect != "pi":  # another agent's lines are not the file's: one process
+        return None
+    return warm_workers(workers, lines_size(shown), _RENDERERS[fmt])
 
 
 _RENDERERS = {
@@ -82,13 +107,13 @@ _RENDERERS = {
 }
 
 
-def _then_let_go(pieces: Iterator[Piece]) -> Iterator[Piece]:
+def _then_let_go(pieces: Iterator[Piece], warm: ProcessPoolExecutor) -> Iterator[Piece]:
     """``pieces``, then the workers started for them let go if none took them (the
-    entries shown were too few to spread)."""
+    lines after a page's highlighted start were too few to spread)."""
     try:
         yield from pieces
     finally:
-        drop_warm_pool()
+        drop_warm_pool(warm)
 
 
 def export_session(

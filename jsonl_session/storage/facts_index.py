@@ -122,6 +122,7 @@ class FactsIndex:
         self._many = many
         self._db: sqlite3.Connection | None = None  # for reading
         self._writer: sqlite3.Connection | None = None  # kept between saves, see `save`
+        self._writer_file: tuple[int, int] | None = None  # its database's device and inode
         self._unreadable = False  # none there, or locked or damaged: read as empty
         self._unchanged: dict[str, tuple[str, bytes, bytes]] | None = None
         self._trusted_files: set[str] | None = None
@@ -221,8 +222,9 @@ class FactsIndex:
 
     def take_pending(self) -> PendingRows:
         """The rows put and not saved, handed over (from a worker process to the
-        process that saves them), and what was opened for reading closed."""
+        process that saves them), and what was opened closed."""
         self._close()
+        self._close_writer()  # (rows it wrote on the way are written)
         pending, self._pending, self._pending_bytes = self._pending, {}, 0
         return pending
 
@@ -257,8 +259,11 @@ class FactsIndex:
         self._pending = {}
         for attempt in (1, 2):
             try:
+                if self._writer is not None and not self._writer_in_place():
+                    self._close_writer()  # its file was removed or replaced meanwhile
                 if self._writer is None:
                     self._writer = self._connect(create=True)
+                    self._writer_file = _file_id(self.path)
                 with self._writer:  # one transaction: committed, or rolled back on an error
                     self._writer.executemany(
                         "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)", rows
@@ -282,6 +287,12 @@ class FactsIndex:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+    def _writer_in_place(self) -> bool:
+        """Whether the database the kept connection writes is still the one at
+        `path` (another process may remove a damaged one, or one of an older layout:
+        rows written into a removed file would be lost)."""
+        return _file_id(self.path) == self._writer_file
 
     def _close_writer(self) -> None:
         if self._writer is not None:
@@ -342,6 +353,14 @@ def _remade_for(error: sqlite3.DatabaseError) -> bool:
     """Whether ``error`` says the database is to be made again rather than waited for."""
     code = getattr(error, "sqlite_errorcode", None)
     return code in _REMADE_FOR or not isinstance(error, sqlite3.OperationalError)
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def now_ns() -> int:

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -29,6 +29,9 @@ from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.processes import wanted_workers, warm_pool
 from jsonl_session.storage.lines import LineSource
 from jsonl_session.views.redact import Redactor
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 PARALLEL_BYTES = 64 << 20
 """Exports of fewer bytes of lines than this are rendered in the calling process:
@@ -70,22 +73,32 @@ def export_workers(workers: int | None, size: int) -> int:
     return 1 if size < PARALLEL_BYTES else wanted
 
 
-def warm_export(path: Path | str | None, workers: int | None, *modules: str) -> None:
-    """Start the workers of an export of the session file at ``path`` now, importing
-    ``modules`` (the renderer's), when it is long enough to spread (its size) and a
-    pi file (its first line): they then start while the session is opened and the
-    export's head is made (processes.warm_pool; `rendered` takes them)."""
+def warm_export(
+    path: Path | str | None, workers: int | None, *modules: str
+) -> ProcessPoolExecutor | None:
+    """Start the workers of a transcript of the session file at ``path`` now (see
+    `warm_workers`) when it is long enough to spread (its size) and a pi file (its
+    first line): they then start while the file is read."""
     if path is None:
-        return
+        return None
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
-            count = export_workers(workers, size)
-            head = handle.read(_HEAD_BYTES).split(b"\n", 1)[0] if count > 1 else b""
+            if export_workers(workers, size) == 1:
+                return None
+            head = handle.read(_HEAD_BYTES).split(b"\n", 1)[0]
     except OSError:
-        return  # opening the session says why
-    if _PI_HEADER.search(head):
-        warm_pool(count, __name__, *modules)
+        return None  # reading the session says why
+    return warm_workers(workers, size, *modules) if _PI_HEADER.search(head) else None
+
+
+def warm_workers(workers: int | None, size: int, *modules: str) -> ProcessPoolExecutor | None:
+    """Start the workers of an export of ``size`` bytes of lines now, importing
+    ``modules`` (the renderer's), when it is long enough to spread
+    (processes.warm_pool: `rendered` then takes them); the pool, to let go with
+    processes.drop_warm_pool if no one took it, or None."""
+    count = export_workers(workers, size)
+    return warm_pool(count, __name__, *modules) if count > 1 else None
 
 
 _HEAD_BYTES = 4096

@@ -53,11 +53,11 @@ def textconv_chunks(
     write as they come (memory bounded by the largest entry, not the session). A long
     file is rendered by ``workers`` processes (views/slices.py; None: one per core),
     the same text; they are spawned (see catalog/parallel.py)."""
-    warm_export(path, workers, __name__)  # they start while the file is read
+    warm = warm_export(path, workers, __name__)  # they start while the file is read
     try:
         yield from _chunks(path, cache, workers)
     finally:
-        drop_warm_pool()  # none taken: the file was too short to spread
+        drop_warm_pool(warm)  # if none took it
 
 
 def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[str]:

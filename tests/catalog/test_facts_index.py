@@ -22,6 +22,7 @@ from jsonl_session import list_sessions
 from jsonl_session.catalog import listing, search
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage import facts_index
+from jsonl_session.storage.cache import Stamp, stamp
 
 INDEX = "listing-5.sqlite"
 
@@ -328,3 +329,39 @@ def test_a_row_trusted_on_its_times_is_not_trusted_with_a_record_or_stamp_not_it
     with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db:
         (stamp,) = db.execute("SELECT stamp FROM records WHERE file = ?", (victim,)).fetchone()
     assert not stamp.startswith(b"\x00")  # read afresh and kept again
+
+
+def _stamp_of(path: Path) -> Stamp:
+    with path.open("rb") as handle:
+        info = os.fstat(handle.fileno())
+        return stamp(handle.fileno(), info.st_size, None, info)
+
+
+def test_rows_handed_to_another_process_leave_no_connection_open(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts_index, "SAVE_FROM_BYTES", 1)  # written as soon as put
+    index = facts_index.FactsIndex(tmp_path / "cache", "listing", 5, many=False)
+    (tmp_path / "cache").mkdir()
+    first = sessions / "s00.jsonl"
+    index.put(str(first), _stamp_of(first), facts_index.now_ns(), b"record")
+    assert index._writer is not None  # kept for the next rows
+    assert index.take_pending() == {}
+    assert index._writer is None
+
+
+def test_rows_written_after_another_process_removed_the_index_go_to_the_new_one(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts_index, "SAVE_FROM_BYTES", 1)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    index = facts_index.FactsIndex(cache, "listing", 5, many=False)
+    first, second = sessions / "s00.jsonl", sessions / "s01.jsonl"
+    index.put(str(first), _stamp_of(first), facts_index.now_ns(), b"one")
+    for suffix in ("", "-wal", "-shm"):  # as a process that found it damaged would
+        Path(f"{index.path}{suffix}").unlink(missing_ok=True)
+    index.put(str(second), _stamp_of(second), facts_index.now_ns(), b"two")
+    index.save()
+    with contextlib.closing(sqlite3.connect(index.path)) as db:
+        assert db.execute("SELECT file, record FROM records").fetchall() == [(str(second), b"two")]

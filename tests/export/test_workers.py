@@ -5,6 +5,7 @@ library and the command line."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import re
@@ -228,3 +229,34 @@ def test_a_long_run_of_whitespace_ending_a_piece_is_held_back_whole() -> None:
     long_space = "x" + " \u3000\n" * 100
     body, space = markdown._stripped(long_space.encode())
     assert (body, space) == (b"x", long_space[1:])
+
+
+@pytest.mark.parametrize("fmt", ["html", "json"])
+def test_an_export_never_read_lets_its_workers_go(
+    branched: Path, spread_small: None, fmt: str
+) -> None:
+    # (a Markdown export's workers start rendering at once: they end with its pieces)
+    chunks = export_chunks(Session.open(branched, cache=False), fmt, workers=2)  # type: ignore[arg-type]
+    assert processes._warm is not None  # started with the export
+    del chunks
+    gc.collect()
+    assert processes._warm is None
+
+
+def test_a_long_file_s_short_path_starts_no_workers(
+    branched: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    real = processes._new_pool
+    monkeypatch.setattr(
+        processes, "_new_pool", lambda workers: made.append(workers) or real(workers)
+    )
+    session = Session.open(branched, cache=False)
+    monkeypatch.setattr(slices, "PARALLEL_BYTES", slices.lines_size(session.entries) // 2)
+    first = next(e for e in session.entries if e.role == "user")
+    for fmt in ("markdown", "html"):
+        alone = "".join(export_chunks(session, fmt, leaf_id=first.id, workers=1))  # type: ignore[arg-type]
+        assert "".join(export_chunks(session, fmt, leaf_id=first.id, workers=2)) == alone  # type: ignore[arg-type]
+    assert made == []
+    "".join(export_chunks(session, "markdown", workers=2))  # the whole path: spread
+    assert made == [2]
