@@ -140,17 +140,19 @@ def test_the_command_gives_the_same_file_with_workers(
     assert invoke("--no-cache", "textconv", "--workers", "2", branched) == alone
 
 
-def test_the_workers_start_with_the_export_and_none_are_left_behind(
-    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def pools_made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of each pool of workers started, in order."""
     made: list[int] = []
     real = processes._new_pool
+    monkeypatch.setattr(processes, "_new_pool", lambda count: made.append(count) or real(count))
+    return made
 
-    def counting(workers: int) -> Any:
-        made.append(workers)
-        return real(workers)
 
-    monkeypatch.setattr(processes, "_new_pool", counting)
+def test_the_workers_start_with_the_export_and_none_are_left_behind(
+    branched: Path, spread_small: None, pools_made: list[int]
+) -> None:
+    made = pools_made
     for fmt in ("markdown", "html", "json"):
         made.clear()
         _export(branched, fmt, 2)
@@ -244,13 +246,9 @@ def test_an_export_never_read_lets_its_workers_go(
 
 
 def test_a_long_file_s_short_path_starts_no_workers(
-    branched: Path, monkeypatch: pytest.MonkeyPatch
+    branched: Path, monkeypatch: pytest.MonkeyPatch, pools_made: list[int]
 ) -> None:
-    made: list[int] = []
-    real = processes._new_pool
-    monkeypatch.setattr(
-        processes, "_new_pool", lambda workers: made.append(workers) or real(workers)
-    )
+    made = pools_made
     session = Session.open(branched, cache=False)
     monkeypatch.setattr(slices, "PARALLEL_BYTES", slices.lines_size(session.entries) // 2)
     first = next(e for e in session.entries if e.role == "user")
