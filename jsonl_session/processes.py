@@ -7,7 +7,10 @@ embedding application's) can deadlock. A spawned worker imports the caller's
 ``if __name__ == "__main__":`` (the command line does); for that reason the library
 works in one process unless asked for ``workers``. What goes to the workers is each
 caller's: catalog/parallel.py (many files), views/slices.py (long exports),
-breakdown_spread.py (the figures of a long session).
+breakdown_spread.py (the figures of a long session). A caller that knows it will
+spread may start the pool early (`warm_pool`), so that the workers' start overlaps its
+own work; the next `spawned_pool` of that size in the same thread takes it, and one
+no one took is let go (`drop_warm_pool`).
 """
 
 from __future__ import annotations

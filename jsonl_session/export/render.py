@@ -5,6 +5,8 @@ itself is storage/outputs.py's: whole or nothing, mode 0600, links never followe
 What the readable formats show is plan.py's; the renderers are markdown.py and
 html.py (the self-contained page, imported only when a page is made, as it loads
 the Markdown and highlighting libraries); the JSON document is json.py's `export_json`.
+A long export's workers are started here once it knows what it shows, and let go if
+no one took them; the pieces they wrote reach a file as their bytes.
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
 """The facts index: small records of many session files in one SQLite database per
 cache folder, so a warm listing of N files costs about N ``stat`` calls.
 
-Owns the database (``<cache>/<kind>-<version>.sqlite``, mode 0600, WAL so listings
-read while another writes) and the rule for trusting a row without opening its file:
-the file's device, inode, size, mtime and ctime are those the row's stamp was taken
-with, *and* the file had been quiet for `QUIET_NS` before that stamp was taken. A file
-written again within one tick of the clock that stamps files could otherwise keep its
-times; such a row is checked as storage/cache.py checks a record (head and tail hashes,
-and the CRC-32 of the covered part when the times changed) by the caller, which then
-stamps it anew. A row trusted on the times alone carries them as one text column
-(`unchanged`), with a CRC-32 of the row's stamp and record (a row damaged, or given
-another row's record, is then not trusted), so a warm listing reads those rows in one
-query and checks each file with one comparison and one CRC of a small record. What a
-record holds is the caller's (catalog/listing.py: listing facts; catalog/search.py:
-texts).
+Owns the database (``<cache>/<kind>-<version>.sqlite``, mode 0600, WAL so listings read
+while another writes) and the rule for trusting a row without opening its file: the
+file's device, inode, size, mtime and ctime are those the row's stamp was taken with,
+*and* the file had been quiet for `QUIET_NS` before that stamp was taken. A file written
+again within one tick of the clock that stamps files could otherwise keep its times;
+such a row is checked as storage/cache.py checks a record (head and tail hashes, and the
+CRC-32 of the covered part when the times changed; a small covered part by its CRC-32
+alone) by the caller, which then stamps it anew. A row trusted on the times alone
+carries them as one text column (`unchanged`), with a CRC-32 of the row's stamp and
+record (a row damaged, or given another row's record, is then not trusted), so a warm
+listing reads those rows in one query and checks each file with one comparison and one
+CRC of a small record. What a record holds is the caller's (catalog/listing.py: listing
+facts; catalog/search.py: texts).
 
 Like every cache here it is never needed: a database that is locked past a short wait,
 damaged, unwritable or of another layout is read as empty; one damaged or of another
@@ -21,7 +21,9 @@ layout is made again, one that cannot be written is left (said once, through cac
 `on_record_not_kept` listener), and deleting it at any time is safe. The databases of
 earlier layouts of a kind are removed when its current one is made. Several processes
 may list and write at once: rows are replaced whole, in one transaction per listing
-(or per `SAVE_FROM_BYTES` of records).
+or per `SAVE_FROM_BYTES` of records, written as they come through one connection kept
+until the listing or search ends (opened again if another process removed the
+database meanwhile).
 """
 
 from __future__ import annotations

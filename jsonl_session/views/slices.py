@@ -8,8 +8,11 @@ Owns when an export is long enough to spread (`PARALLEL_BYTES` of lines), the sl
 (by offset, a batch at a time), renders each entry with the slice's `render`
 function (the one-process export's own: export/markdown.py's, html.py's, json.py's,
 textconv.py's) and hands back the text and what it redacted. Its memory is one
-slice's, whatever the size of the session. The pool (spawned processes, results in
-order) is catalog/parallel.py's; what goes around the entries is the caller's.
+slice's, whatever the size of the session. A text without a lone surrogate may be
+handed on as the worker's bytes (`Utf8Piece`), which a file takes as they are. When to
+start the workers early is `warm_export`'s and `warm_workers`'; the pool (spawned
+processes, results in order) is catalog/parallel.py's and processes.py's; what goes
+around the entries is the caller's.
 """
 
 from __future__ import annotations
