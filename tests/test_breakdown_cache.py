@@ -185,3 +185,10 @@ class TestARecordStandsOnlyForTheFileAsItWas:
         path = generate(tmp_path / "s.jsonl", entries=300)
         figures(Session.open(path, cache=False))
         assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def test_only_sessions_whose_stamps_carry_hashes_keep_figures() -> None:
+    """Figures are read back only while the file's times are as measured, without
+    reading it (`unchanged_only`): a stamp checked by its CRC-32 alone (a small
+    covered part) could never pass that, so no such session keeps figures."""
+    assert cache_module.SMALLEST_BYTES > storage_cache.WHOLE_CHECK_BYTES
