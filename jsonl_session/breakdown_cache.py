@@ -28,13 +28,8 @@ import msgspec
 from jsonl_session.breakdown import Largest, Stored, body_entries
 from jsonl_session.breakdown_spread import measure_spread
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.storage.cache import (
-    RECORD_ENCODING_ERRORS,
-    CacheOption,
-    RecordCache,
-    cache_root,
-    stamp,
-)
+from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, RecordCache, cache_root
+from jsonl_session.storage.stamps import stamp
 from jsonl_session.usage import RecordedUsage, UsageTotal
 
 _VERSION = 2  # the record's layout, and what measuring counts: a change gets a new one

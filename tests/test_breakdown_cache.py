@@ -16,7 +16,7 @@ from locations import FIXTURES
 from jsonl_session import Session, SessionTreeError
 from jsonl_session import breakdown_cache as cache_module
 from jsonl_session.breakdown import Stored
-from jsonl_session.storage import cache as storage_cache
+from jsonl_session.storage import stamps
 
 
 def figures(session: Session, leaf: str | None = None) -> str:
@@ -136,7 +136,7 @@ class TestARecordStandsOnlyForTheFileAsItWas:
         def no_crc(*args: object) -> int:
             raise AssertionError("the stats record is not checked by a CRC")
 
-        monkeypatch.setattr(storage_cache, "prefix_crc", no_crc)
+        monkeypatch.setattr(stamps, "prefix_crc", no_crc)
         assert figures(session) == first
         assert len(measured) == 1
 
@@ -191,4 +191,4 @@ def test_only_sessions_whose_stamps_carry_hashes_keep_figures() -> None:
     """Figures are read back only while the file's times are as measured, without
     reading it (`unchanged_only`): a stamp checked by its CRC-32 alone (a small
     covered part) could never pass that, so no such session keeps figures."""
-    assert cache_module.SMALLEST_BYTES > storage_cache.WHOLE_CHECK_BYTES
+    assert cache_module.SMALLEST_BYTES > stamps.WHOLE_CHECK_BYTES

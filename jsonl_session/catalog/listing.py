@@ -42,17 +42,11 @@ from jsonl_session.catalog.listing_facts import (
 from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
 from jsonl_session.format.entry import NotAnObject, loads_object
 from jsonl_session.format.jsonio import NotJson
-from jsonl_session.storage.cache import (
-    RECORD_ENCODING_ERRORS,
-    CacheOption,
-    Stamp,
-    cache_root,
-    stamp,
-    still_valid,
-)
+from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
 from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, now_ns
 from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
 from jsonl_session.storage.paths import session_dir_for
+from jsonl_session.storage.stamps import Stamp, stamp, still_valid
 
 Progress = Callable[[int, int], None]
 NO_MESSAGES = "(no messages)"

@@ -34,17 +34,11 @@ from jsonl_session.catalog.search_texts import (
     session_id_of,
 )
 from jsonl_session.errors import JsonlSessionError
-from jsonl_session.storage.cache import (
-    RECORD_ENCODING_ERRORS,
-    CacheOption,
-    Stamp,
-    cache_root,
-    stamp,
-    still_valid,
-)
+from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
 from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, now_ns
 from jsonl_session.storage.lines import after_line, first_line
 from jsonl_session.storage.loader import load_entries
+from jsonl_session.storage.stamps import Stamp, stamp, still_valid
 
 SNIPPET_CHARS = 60
 

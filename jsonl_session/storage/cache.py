@@ -4,26 +4,20 @@ so the next read costs only the bytes appended since.
 Owns where caches live (``$JSONL_SESSION_CACHE_DIR``, else the platform's user cache
 folder; ``JSONL_SESSION_NO_CACHE=1`` turns caching off), how a cache file is named (a
 hash of the session file's real path, one folder per kind of record), how records are
-written (whole, to a temporary file renamed in) and the check that a record still
-describes its file: the same path, device and inode, a file no shorter than the part
-the record covers, the same bytes at the head and at the end of that part (hashes),
-and, unless the file's size, mtime and ctime are those the record was made with (or
-last checked with: ``<record>.seen``), the same CRC-32 of the whole covered part. So
-an unchanged file costs two small reads, and a changed one (appended to, or rewritten
-in place on the same inode) one read of the covered part, after which its new size and
-times are kept in ``.seen`` and the next open is cheap again. A covered part of at
-most `WHOLE_CHECK_BYTES` has no hashes: it is read and its CRC-32 compared every time
-(one read, about the cost of the two, and no hashing when it is stamped: a first
-listing of many small files stamps each). Files are append-only,
-so such a record plus the bytes after it is the whole file. A record that fails a
-check, cannot be decoded or belongs to another file is not used and is written again.
+written (whole, to a temporary file renamed in) and read back: a record is used only
+for the same path and while its stamp holds (stamps.py's check: the bytes it covers
+are still the file's first). A file whose size and times changed since it was stamped
+is checked over the whole covered part once, after which its new size and times are
+kept in ``<record>.seen`` and the next open is cheap again. Files are append-only, so
+such a record plus the bytes after it is the whole file. A record that fails a check,
+cannot be decoded or belongs to another file is not used and is written again.
 
 A record that cannot be written (a value msgpack cannot hold, a full disk, no
 permission, a file size limit, a link in the way) is skipped: the caller reads the
 file as if there were no cache, and the first such failure of a process is told to the
 listener set with `on_record_not_kept` (the CLI prints it as a note on stderr). What a
 record holds is the caller's business (loader.py and table.py: entries). The listing's
-facts and search's texts are rows of storage/facts_index.py, which uses the stamps here.
+facts and search's texts are rows of storage/facts_index.py, stamped the same way.
 """
 
 from __future__ import annotations
@@ -35,7 +29,7 @@ import shutil
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any, Generic, TypeVar
@@ -51,19 +45,14 @@ from jsonl_session.storage.portable import (
     NOFOLLOW,
     NONBLOCK,
     close_locked,
-    pread,
     try_lock,
 )
+from jsonl_session.storage.stamps import Seen, Stamp, check
 
 CacheOption = bool | str | Path | None
 """Where to cache: None or True for the default folder, False for no cache, or a folder."""
 
 _FORMAT = 2  # 1 had no ctime and no CRC-32 of the covered part
-_TAIL_BYTES = 4096
-_CRC_CHUNK = 1 << 20
-WHOLE_CHECK_BYTES = 1 << 16
-"""A covered part this short is checked by its CRC-32 alone (no head and tail hashes)."""
-_NO_HASH = b""
 RECORD_ENCODING_ERRORS = (TypeError, ValueError, OverflowError, msgspec.MsgspecError)
 """What building or encoding a record raises for values msgpack cannot hold: a lone
 surrogate in a string (UnicodeEncodeError is a ValueError), an integer beyond 64 bits."""
@@ -82,134 +71,6 @@ def cache_root(option: CacheOption = None) -> Path | None:
     if configured:
         return Path(configured).expanduser()
     return user_folder("cache") / "jsonl-session"
-
-
-class Stamp(msgspec.Struct, array_like=True, frozen=True):
-    """Which file, and which of its bytes, a record describes."""
-
-    device: int
-    inode: int
-    size: int  # of the file when the record was made
-    mtime_ns: int
-    ctime_ns: int  # a rewrite cannot set it back, as it can the mtime
-    covered: int  # the record describes bytes [0, covered): whole lines only
-    crc: int  # CRC-32 of bytes [0, covered)
-    head: bytes  # hash of the first bytes (the header line)
-    tail: bytes  # hash of the last bytes before ``covered``
-
-
-def stamp(
-    fd: int, covered: int, crc: int | None, info: os.stat_result, data: bytes | None = None
-) -> Stamp:
-    """A stamp for the first ``covered`` bytes of the open file ``fd``.
-
-    ``crc``: their CRC-32 when the caller computed it from the bytes it read (else
-    they are read again); ``info``: the file's stat taken *before* the caller read
-    it (required: a stat taken after would hide a change made while it read);
-    ``data``: the file's bytes from its start as the caller read them, when it has
-    them (the hashes are then taken from them, with no read)."""
-    if crc is None:
-        crc = prefix_crc(fd, covered)
-    if covered <= WHOLE_CHECK_BYTES:
-        head = tail = _NO_HASH
-    elif data is not None and len(data) >= covered:
-        head = _digest(data[: min(covered, _TAIL_BYTES)])
-        # (a short file's last bytes are its first: hashed once)
-        tail = head if covered <= _TAIL_BYTES else _digest(data[covered - _TAIL_BYTES : covered])
-    else:
-        head, tail = _hashes(fd, covered)
-    return Stamp(
-        info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
-        covered, crc, head, tail,
-    )  # fmt: skip
-
-
-def prefix_crc(fd: int, covered: int, start: int = 0, crc: int = 0) -> int:
-    """The CRC-32 of bytes [0, covered) of ``fd``, continuing ``crc`` (that of
-    bytes [0, start)); a file shorter than ``covered`` gives -1 (matches no stamp)."""
-    position = start
-    while position < covered:
-        chunk = pread(fd, min(_CRC_CHUNK, covered - position), position)
-        if not chunk:
-            return -1
-        crc = zlib.crc32(chunk, crc)
-        position += len(chunk)
-    return crc
-
-
-class RunningCrc:
-    """The CRC-32 of a file from its start, kept while its regions are read (see
-    `over`), so that a stamp's needs no second read of them."""
-
-    def __init__(self, offset: int, crc: int) -> None:
-        self._ends = {offset: crc}  # where the last two regions ended: the CRC there
-
-    def over(self, regions: Iterator[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
-        """Pass on regions (bytes, and how many of them are the region) as they come."""
-        offset, crc = max(self._ends.items())
-        for region in regions:
-            data, stop = region
-            crc = zlib.crc32(memoryview(data)[:stop], crc)
-            offset += stop
-            self._ends = {**dict([max(self._ends.items())]), offset: crc}
-            yield region
-
-    def at(self, covered: int) -> int | None:
-        """The CRC-32 of bytes [0, covered) if a region ended there, else None (the
-        stamp then reads them again)."""
-        return self._ends.get(covered)
-
-
-def still_valid(mark: Stamp, fd: int, seen: Seen | None = None) -> bool:
-    """Whether the open file ``fd`` still starts with the bytes ``mark`` describes."""
-    return _check(mark, fd, seen) is not None
-
-
-def _check(mark: Stamp, fd: int, seen: Seen | None, *, read: bool = True) -> Seen | None:
-    """None if ``fd`` no longer starts with the bytes ``mark`` describes; else the
-    file's size and times as checked (to keep in ``.seen``).
-
-    A file whose size, mtime and ctime are those of the stamp or of the last check
-    (``seen``) is taken as unchanged once its head and the end of the covered part
-    match; any other is checked over the whole covered part (CRC-32): appends and
-    rewrites in place both change the times, and only reading tells them apart."""
-    info = os.fstat(fd)
-    if (info.st_dev, info.st_ino) != (mark.device, mark.inode) or info.st_size < mark.covered:
-        return None
-    now = (info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    if mark.covered <= WHOLE_CHECK_BYTES:
-        if not read or prefix_crc(fd, mark.covered) != mark.crc:
-            return None
-        return Seen(0, *now)
-    if _hashes(fd, mark.covered) != (mark.head, mark.tail):
-        return None
-    known = [(mark.size, mark.mtime_ns, mark.ctime_ns)]
-    if seen is not None:
-        known.append((seen.size, seen.mtime_ns, seen.ctime_ns))
-    if now not in known and (not read or prefix_crc(fd, mark.covered) != mark.crc):
-        return None
-    return Seen(0, *now)
-
-
-class Seen(msgspec.Struct, array_like=True, frozen=True):
-    """The file's size and mtime when it was last read with a record left as it was
-    (kept beside the record, so a record need not be rewritten for every append)."""
-
-    checksum: int  # of the record this speaks for
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-
-
-def _hashes(fd: int, covered: int) -> tuple[bytes, bytes]:
-    head = _digest(pread(fd, min(covered, _TAIL_BYTES), 0))
-    if covered <= _TAIL_BYTES:
-        return head, head
-    return head, _digest(pread(fd, _TAIL_BYTES, covered - _TAIL_BYTES))
-
-
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class _Envelope(msgspec.Struct, array_like=True):
@@ -274,7 +135,7 @@ class RecordCache(Generic[_T]):
                 mark.ctime_ns,
             ):  # else the stamp tells it all
                 seen = _read_seen(target, envelope.checksum)
-            checked = _check(mark, fd, seen, read=not unchanged_only)
+            checked = check(mark, fd, seen, read=not unchanged_only)
             if checked is None:
                 return None
             record: _T = self._decoder.decode(envelope.record)

@@ -40,9 +40,10 @@ from typing import Any
 
 import msgspec
 
-from jsonl_session.storage.cache import Stamp, tell_not_kept
+from jsonl_session.storage.cache import tell_not_kept
 from jsonl_session.storage.paths import ensure_dir
 from jsonl_session.storage.portable import BINARY, NOFOLLOW
+from jsonl_session.storage.stamps import Stamp
 
 QUIET_NS = 2_000_000_000
 """A row is trusted on its file's times alone only if the file's mtime and ctime were

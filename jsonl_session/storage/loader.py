@@ -27,14 +27,7 @@ from jsonl_session.format.jsonio import is_utf8
 from jsonl_session.format.migrate import MigrationState, migrate
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
-from jsonl_session.storage.cache import (
-    RECORD_ENCODING_ERRORS,
-    CacheOption,
-    RecordCache,
-    RunningCrc,
-    cache_root,
-    stamp,
-)
+from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, RecordCache, cache_root
 from jsonl_session.storage.foreign import reader_modules
 from jsonl_session.storage.header import effective_version, read_header
 from jsonl_session.storage.lines import (
@@ -54,6 +47,7 @@ from jsonl_session.storage.reading import (
     split_by_id,
 )
 from jsonl_session.storage.regions import CHUNK_BYTES, Region, file_regions, read_ahead
+from jsonl_session.storage.stamps import RunningCrc, stamp
 from jsonl_session.storage.table import (
     EntryTable,
     TableRecord,

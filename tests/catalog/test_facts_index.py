@@ -22,7 +22,7 @@ from jsonl_session import list_sessions
 from jsonl_session.catalog import listing, search
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage import facts_index
-from jsonl_session.storage.cache import Stamp, stamp
+from jsonl_session.storage.stamps import Stamp, stamp
 
 INDEX = "listing-5.sqlite"
 

@@ -259,13 +259,13 @@ def test_a_rewrite_in_place_that_grew_is_caught_by_its_whole_checksum(
 def test_an_unchanged_file_is_not_read_again_to_check_its_record(
     big: Path, own_cache_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jsonl_session.storage import cache
+    from jsonl_session.storage import stamps
 
     Session.open(big)
     with_line(big, message_line("f0000001", leaf_of(big)))
     checked: list[int] = []
-    real = cache.prefix_crc
-    monkeypatch.setattr(cache, "prefix_crc", lambda *a, **k: checked.append(1) or real(*a, **k))
+    real = stamps.prefix_crc
+    monkeypatch.setattr(stamps, "prefix_crc", lambda *a, **k: checked.append(1) or real(*a, **k))
     Session.open(big)  # grown: the covered part is checked once...
     assert checked == [1]
     Session.open(big)  # ...and the size and times checked are kept: not again

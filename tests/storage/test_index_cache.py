@@ -22,7 +22,7 @@ from helpers_write import finish, raw_entry, spawn_python
 from locations import FIXTURES
 
 from jsonl_session import Session, load_entries
-from jsonl_session.storage import cache, loader, regions
+from jsonl_session.storage import loader, regions, stamps
 from jsonl_session.storage.loader import LoadedFile
 
 TAIL_BYTES = 4096  # the cache hashes this much before the end of the part it covers
@@ -404,22 +404,22 @@ class TestDamagedRecord:
 
 
 class TestStamps:
-    """What a stamp holds, by the size of the part it covers (storage/cache.py)."""
+    """What a stamp holds, by the size of the part it covers (storage/stamps.py)."""
 
     @staticmethod
-    def stamped(path: Path) -> cache.Stamp:
+    def stamped(path: Path) -> stamps.Stamp:
         with path.open("rb") as handle:
             info = os.fstat(handle.fileno())
-            return cache.stamp(handle.fileno(), info.st_size, None, info)
+            return stamps.stamp(handle.fileno(), info.st_size, None, info)
 
     @staticmethod
-    def valid(path: Path, mark: cache.Stamp, *, times_kept: bool) -> bool:
+    def valid(path: Path, mark: stamps.Stamp, *, times_kept: bool) -> bool:
         with path.open("rb") as handle:
             info = os.fstat(handle.fileno())
             # times_kept: as if the change had left the size and times as the last
             # check saw them (a clock tick too coarse, or times set back)
-            seen = cache.Seen(0, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-            return cache.still_valid(mark, handle.fileno(), seen if times_kept else None)
+            seen = stamps.Seen(0, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            return stamps.still_valid(mark, handle.fileno(), seen if times_kept else None)
 
     def test_a_small_file_is_checked_by_its_crc_alone_even_with_its_times_kept(
         self, tmp_path: Path
@@ -439,7 +439,7 @@ class TestStamps:
         self, tmp_path: Path
     ) -> None:
         path = tmp_path / "large.jsonl"
-        data = random.Random(5).randbytes(2 * cache.WHOLE_CHECK_BYTES)
+        data = random.Random(5).randbytes(2 * stamps.WHOLE_CHECK_BYTES)
         path.write_bytes(data)
         mark = self.stamped(path)
         assert mark.head and mark.tail and mark.head != mark.tail
