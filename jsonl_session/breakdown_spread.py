@@ -3,27 +3,24 @@ hundreds of MB decodes every message line, which one process does at about 250 M
 
 Owns when a session is long enough to spread (`SPREAD_BYTES` of lines), how its body
 entries are cut (contiguous parts, the first measured in the calling process while
-spawned workers measure the others), what a worker gets (`Part`: the few columns of
-its entries that measuring reads, never the session) and does (`measure_in_worker`:
-it reads its entries' lines from the file by offset), and how the parts' figures
-join: counts added in order, the largest entries merged, and the usage tallies
-merged so that costs are added in the order one pass adds them. The result is
-exactly breakdown.py's `measure_stored` of all the entries; what is measured, and
-how, is breakdown.py's and line_sizes.py's; the pool is processes.py's.
+spawned workers measure the others), what a worker gets (`Part`: the few columns of its
+entries that measuring reads, never the session; storage/columns.py) and does
+(`measure_in_worker`: it reads its entries' lines from the file by offset), and how the
+parts' figures join: counts added in order, the largest entries merged, and the usage
+tallies merged so that costs are added in the order one pass adds them. The result is
+exactly breakdown.py's `measure_stored` of all the entries; what is measured, and how,
+is breakdown.py's and line_sizes.py's; the pool is processes.py's.
 """
 
 from __future__ import annotations
 
-import os
-from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from jsonl_session.breakdown import Stored, measure_part, measure_stored
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.processes import spawned_pool, wanted_workers
-from jsonl_session.storage.lines import LineSource
+from jsonl_session.storage.columns import EntryColumns, entry_columns
 from jsonl_session.usage import UsageTally
 
 SPREAD_BYTES = 64 << 20
@@ -34,19 +31,11 @@ _HEAD_START_BYTES = 64 << 20  # what this process measures while a worker starts
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """What a worker measures: entries of the session at ``path``, as columns of the
-    fields measuring reads (line, offset, length, type, id, role); the lines of
-    those kept in memory (a migrated or short line) in ``inline``, by index."""
+    """What a worker measures: entries of the session as columns (storage/columns.py),
+    and how many of the largest to keep."""
 
-    path: str
+    columns: EntryColumns
     largest: int
-    lines: bytes  # array("q") of line numbers
-    offsets: bytes  # array("q")
-    lengths: bytes  # array("q")
-    types: list[str]
-    ids: list[str]
-    roles: list[str | None]
-    inline: dict[int, tuple[bytes, bool]] = field(default_factory=dict)  # (line, migrated)
 
 
 def spread_workers(workers: int | None, size: int) -> int:
@@ -74,7 +63,7 @@ def measure_spread(
     pool = spawned_pool(len(cuts) - 1)
     try:
         futures = [
-            pool.submit(measure_in_worker, _part(path, bodies[start:stop], largest))
+            pool.submit(measure_in_worker, Part(entry_columns(path, bodies[start:stop]), largest))
             for start, stop in cuts[1:]
         ]
         tally = UsageTally()
@@ -98,30 +87,8 @@ def measure_spread(
 
 def measure_in_worker(part: Part) -> tuple[Stored, UsageTally]:
     """A worker's work: the figures of ``part``'s entries, and its usage tally."""
-    fd = os.open(part.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    source = LineSource(Path(part.path), fd)  # closes the file when dropped
-    lines, offsets, lengths = (array("q", c) for c in (part.lines, part.offsets, part.lengths))
-    entries = []
-    columns = zip(part.types, part.ids, part.roles, strict=True)
-    for index, (type_, entry_id, role) in enumerate(columns):
-        kept = part.inline.get(index)
-        entries.append(
-            StoredEntry(
-                line=lines[index],
-                offset=offsets[index],
-                type=type_,
-                id=entry_id,
-                parent_id=None,  # (measuring reads neither parents nor times)
-                timestamp="",
-                role=role,
-                migrated=kept is not None and kept[1],
-                length=lengths[index],
-                inline=kept[0] if kept is not None else None,
-                source=source,
-            )
-        )
     tally = UsageTally(keep_costs=True)
-    return measure_part(entries, part.largest, tally), tally
+    return measure_part(part.columns.entries(), part.largest, tally), tally
 
 
 def _one_file(bodies: Sequence[StoredEntry]) -> str | None:
@@ -154,24 +121,6 @@ def _cuts(bodies: Sequence[StoredEntry], count: int, size: int) -> list[tuple[in
             start = index + 1
     cuts.append((start, len(bodies)))
     return cuts
-
-
-def _part(path: str, entries: Sequence[StoredEntry], largest: int) -> Part:
-    return Part(
-        path=path,
-        largest=largest,
-        lines=array("q", [entry.line for entry in entries]).tobytes(),
-        offsets=array("q", [entry.offset for entry in entries]).tobytes(),
-        lengths=array("q", [entry.length for entry in entries]).tobytes(),
-        types=[entry.type for entry in entries],
-        ids=[entry.id for entry in entries],
-        roles=[entry.role for entry in entries],
-        inline={
-            index: (entry.inline, entry.migrated)
-            for index, entry in enumerate(entries)
-            if entry.inline is not None
-        },
-    )
 
 
 def _join(out: Stored, later: Stored, largest: int) -> None:

@@ -23,13 +23,13 @@ from jsonl_session.errors import SessionTreeError
 from jsonl_session.export.replies import (
     ReplyFigures,
     figures_in_worker,
-    reply_columns,
     reply_figures,
 )
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text
 from jsonl_session.processes import submit_warm
 from jsonl_session.session.facade import Session
+from jsonl_session.storage.columns import entry_columns
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run, iter_runs, session_runs
@@ -225,7 +225,8 @@ class ExportPlan:
         replies = [e for e in self.shown_entries() if e.type == "message" and e.role == "assistant"]
         if not replies:
             return LaterFigures(None)
-        return LaterFigures(submit_warm(figures_in_worker, str(path), reply_columns(replies)))
+        columns = entry_columns(str(path), replies)
+        return LaterFigures(submit_warm(figures_in_worker, columns))
 
     def shown_entries(self) -> list[StoredEntry]:
         """The entries the export shows, in order."""

@@ -14,19 +14,15 @@ figures is plan.py's.
 
 from __future__ import annotations
 
-import os
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import finite_number
-from jsonl_session.storage.lines import LineSource
+from jsonl_session.storage.columns import EntryColumns
 
 _BATCH = 1024  # replies whose lines are read from disk at once
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
@@ -81,60 +77,11 @@ def reply_figures(replies: Sequence[StoredEntry]) -> ReplyFigures:
     return out
 
 
-ReplyColumns = tuple[bytes, bytes, bytes, list[str], dict[int, bytes]]
-"""What a worker needs of the replies: their line numbers, offsets and lengths (as
-int64 arrays), ids, and the lines of those held in memory (by position)."""
-
-
-def reply_columns(replies: Sequence[StoredEntry]) -> ReplyColumns:
-    """`figures_in_worker`'s argument for ``replies``: a few MB for a session's
-    hundred thousand replies, where their records would take tens."""
-    inline = {at: entry.inline for at, entry in enumerate(replies) if entry.inline is not None}
-    return (
-        array("q", map(_LINE, replies)).tobytes(),
-        array("q", map(_OFFSET, replies)).tobytes(),
-        array("q", map(_LENGTH, replies)).tobytes(),
-        list(map(_ID, replies)),
-        inline,
-    )
-
-
-def figures_in_worker(path: str, columns: ReplyColumns) -> ReplyFigures:
-    """`reply_figures` in a worker process, of the replies `reply_columns` describes,
-    their lines read from ``path`` (each checked to be its reply's, as ever)."""
-    lines, offsets, lengths, ids, inline = columns
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    source = LineSource(Path(path), fd)  # (which closes it once let go)
-    replies = [
-        StoredEntry(
-            line,
-            offset,
-            "message",
-            entry_id,
-            None,
-            "",
-            "assistant",
-            None,
-            None,
-            False,
-            length,
-            inline.get(at),
-            None if at in inline else source,
-        )
-        for at, (line, offset, length, entry_id) in enumerate(
-            zip(_ints(lines), _ints(offsets), _ints(lengths), ids, strict=True)
-        )
-    ]
-    return reply_figures(replies)
-
-
-def _ints(data: bytes) -> array[int]:
-    out = array("q")
-    out.frombytes(data)
-    return out
-
-
-_LINE, _OFFSET, _LENGTH, _ID = (attrgetter(name) for name in ("line", "offset", "length", "id"))
+def figures_in_worker(replies: EntryColumns) -> ReplyFigures:
+    """`reply_figures` in a worker process, of the replies sent as columns
+    (storage/columns.py), their lines read from the file (each checked to be its
+    reply's, as ever)."""
+    return reply_figures(replies.entries())
 
 
 def _add_reply(out: ReplyFigures, raw: bytes) -> None:

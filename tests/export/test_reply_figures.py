@@ -16,11 +16,11 @@ from jsonl_session.export.replies import (
     TOKEN_KEYS,
     ReplyFigures,
     figures_in_worker,
-    reply_columns,
     reply_figures,
 )
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import finite_number
+from jsonl_session.storage.columns import entry_columns
 
 BIG = 2**70  # beyond 64 bits: read whole, such an integer is a float
 # Usages as the file holds them (JSON text: integers beyond 64 bits stay exact).
@@ -120,5 +120,6 @@ def test_a_worker_reads_the_same_figures_from_the_file(
     replies: list[StoredEntry], odd_file: Path
 ) -> None:  # as a large session's entries are: their lines on disk, read by offset
     on_disk = [msgspec.structs.replace(entry, inline=None) for entry in replies]
-    assert figures_in_worker(str(odd_file), reply_columns(on_disk)) == read_whole(replies)
-    assert figures_in_worker(str(odd_file), reply_columns(replies)) == read_whole(replies)
+    path = str(odd_file)
+    assert figures_in_worker(entry_columns(path, on_disk)) == read_whole(replies)
+    assert figures_in_worker(entry_columns(path, replies)) == read_whole(replies)
