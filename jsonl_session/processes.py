@@ -73,6 +73,12 @@ def warm_pool(workers: int, *modules: str) -> ProcessPoolExecutor | None:
         return pool
 
 
+def warm_pool_waiting() -> bool:
+    """Whether a pool `warm_pool` started in this thread waits (for `submit_warm`)."""
+    with _lock:
+        return _warm is not None and _warm[2] == threading.get_ident()
+
+
 def submit_warm(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
     """``function(*args)`` on a worker of the pool `warm_pool` started in this thread,
     when one waits (the pool stays there for `spawned_pool`); else None."""

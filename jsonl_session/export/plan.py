@@ -27,7 +27,7 @@ from jsonl_session.export.replies import (
 )
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text
-from jsonl_session.processes import submit_warm
+from jsonl_session.processes import submit_warm, warm_pool_waiting
 from jsonl_session.session.facade import Session
 from jsonl_session.storage.columns import entry_columns
 from jsonl_session.views.describe import one_line
@@ -220,8 +220,8 @@ class ExportPlan:
         that this process meanwhile renders the start of the export; else read by
         `facts` itself."""
         path = self.session.path
-        if self.session.dialect != "pi" or path is None:
-            return LaterFigures(None)
+        if self.session.dialect != "pi" or path is None or not warm_pool_waiting():
+            return LaterFigures(None)  # (its columns are not even made)
         replies = [e for e in self.shown_entries() if e.type == "message" and e.role == "assistant"]
         if not replies:
             return LaterFigures(None)

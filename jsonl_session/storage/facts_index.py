@@ -6,7 +6,7 @@ while another writes) and the rule for trusting a row without opening its file: 
 file's device, inode, size, mtime and ctime are those the row's stamp was taken with,
 *and* the file had been quiet for `QUIET_NS` before that stamp was taken. A file written
 again within one tick of the clock that stamps files could otherwise keep its times;
-such a row is checked as storage/cache.py checks a record (head and tail hashes, and the
+such a row is checked as storage/stamps.py checks a record (head and tail hashes, and the
 CRC-32 of the covered part when the times changed; a small covered part by its CRC-32
 alone) by the caller, which then stamps it anew. A row trusted on the times alone
 carries them as one text column (`unchanged`), with a CRC-32 of the row's stamp and
@@ -96,7 +96,7 @@ def _unchanged_candidate(mark: Stamp, stamp: bytes, record: bytes) -> str | None
     row's `unchanged` column if the file had been quiet before the stamp (`save`
     decides: the process that writes the rows), else that column is NULL (the row is
     then checked against the file's bytes). A Stamp holds the stat's fields by the
-    same names (cache.stamp)."""
+    same names (stamps.stamp)."""
     if mark.covered != mark.size:
         return None
     seen = f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
