@@ -22,6 +22,7 @@ PARALLEL_FROM = 5_000
 """Fewer files than this to read are read in the calling process: starting a worker
 (a Python and the package: 0.2-0.4 s) costs what reading a few thousand small files does."""
 RUN_FILES = 250  # files a worker reads before handing its results back
+_MEANWHILE_QUEUED = 8  # runs handed to each worker before the caller's own work
 
 Run = TypeVar("Run")
 Result = TypeVar("Result")
@@ -38,28 +39,43 @@ def runs_of(items: Sequence[Run], size: int = RUN_FILES) -> list[Sequence[Run]]:
     return [items[start : start + size] for start in range(0, len(items), size)]
 
 
-def in_order(work: Callable[[Run], Result], runs: Sequence[Run], workers: int) -> Iterator[Result]:
+def in_order(
+    work: Callable[[Run], Result],
+    runs: Sequence[Run],
+    workers: int,
+    meanwhile: Callable[[], object] | None = None,
+) -> Iterator[Result]:
     """``work(run)`` of each run, done by ``workers`` spawned processes, yielded in
     the order of ``runs`` as each is ready. ``work`` must be a module-level function
     and runs and results picklable. Closing the iterator early stops what has not
-    started."""
+    started. ``meanwhile``: the caller's own work, done here once the first runs are
+    handed out (more of them then: the workers go on while it runs)."""
     from collections import deque
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
     pool = spawned_pool(workers)
+
+    def handed(run: Run) -> Future[Result]:
+        try:  # (a worker that ended breaks the pool: the next submission says so)
+            return pool.submit(work, run)
+        except BrokenProcessPool as exc:
+            raise JsonlSessionError(f"a worker process ended abruptly: {exc}") from exc
+
     try:
         # Two runs queued for each worker: a result waits in memory only as long as
         # the run before it takes.
         pending: deque[Future[Result]] = deque()
         queued = 0
-        while queued < min(len(runs), 2 * workers):
-            pending.append(pool.submit(work, runs[queued]))
+        while queued < min(len(runs), (2 if meanwhile is None else _MEANWHILE_QUEUED) * workers):
+            pending.append(handed(runs[queued]))
             queued += 1
+        if meanwhile is not None:
+            meanwhile()
         while pending:
             done = pending.popleft()
             if queued < len(runs):
-                pending.append(pool.submit(work, runs[queued]))
+                pending.append(handed(runs[queued]))
                 queued += 1
             try:
                 result = done.result()

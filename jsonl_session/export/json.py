@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from jsonl_session.errors import SessionTreeError
 from jsonl_session.export.plan import ExportResult
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
-from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.jsonio import dumps, loads_js
 from jsonl_session.session import Session
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run, session_runs
@@ -22,6 +24,7 @@ from jsonl_session.views.slices import (
     LazySlices,
     Piece,
     Slice,
+    Utf8Piece,
     export_workers,
     lines_size,
     record,
@@ -45,7 +48,8 @@ def export_json(
 
 
 _BATCH = 1024  # entries whose lines are read from disk at once
-_TREE_BATCH = 256  # entries of the tree written in one piece (a few dozen bytes each)
+PIECE_BYTES = 1 << 16  # entries' text joined before it is handed on (one process)
+_TREE_BATCH = 1024  # entries of the tree written in one piece (a few dozen bytes each)
 
 
 def iter_json(
@@ -63,6 +67,17 @@ def iter_json(
     # another agent's file: its entries' lines are not the file's, one process reads it
     count = export_workers(workers, lines_size(entries)) if session.dialect == "pi" else 1
     yield '{"header":' + _text(redactor.value(session.header_data)) + ',"entries":['
+    tree: list[str] = []
+
+    def make_tree() -> None:
+        # labels and the name repeat text of label and session_info entries: not
+        # counted again
+        again = Redactor(enabled=redactor.enabled)
+        labels = {k: again.text(v) for k, v in session.labels.items()}
+        tree.extend(_tree_pieces(session_runs(session, fold=False), labels, active))
+        name = again.text(session.name) if session.name else None
+        tree.append(f',"leafId":{_text(leaf)},"name":{_text(name)},"labels":{_text(labels)}}}\n')
+
     if count > 1:
         cuts = slices_of(entries)
         path = str(session.path)
@@ -70,13 +85,14 @@ def iter_json(
         def make(index: int) -> Slice:
             start, stop = cuts[index]
             records: list[EntryRecord | bytes] = [record(e) for e in entries[start:stop]]
-            return Slice(json_entry, path, redactor.enabled, records, separator=",")
+            return Slice(json_entry, path, redactor.enabled, records, separator=",", body=loads_js)
 
         # each slice's text in pieces, as the workers wrote them (a file takes them as
         # they are): a comma before each slice's first
         last = -1
+        # the tree (a few tenths of a second) is made while the workers start
         for index, piece in rendered_pieces(
-            LazySlices(len(cuts), make), count, redactor, utf8=True
+            LazySlices(len(cuts), make), count, redactor, utf8=True, meanwhile=make_tree
         ):
             if index != last:
                 if index:
@@ -84,28 +100,44 @@ def iter_json(
                 last = index
             yield piece
     else:
-        for start in range(0, len(entries), _BATCH):
-            batch = entries[start : start + _BATCH]
-            for index, raw in enumerate(raw_lines(batch), start=start):
-                yield ("," if index else "") + _text(redactor.value(loads_object(raw)))
-    # labels and the name repeat text of label and session_info entries: not counted again
-    again = Redactor(enabled=redactor.enabled)
-    labels = {k: again.text(v) for k, v in session.labels.items()}
+        yield from _entry_pieces(entries, redactor)
+    if not tree:
+        make_tree()
     yield '],"tree":'
-    yield from _tree_pieces(session_runs(session, fold=False), labels, active)
-    name = again.text(session.name) if session.name else None
-    yield f',"leafId":{_text(leaf)},"name":{_text(name)},"labels":{_text(labels)}}}\n'
+    yield from tree
+
+
+def _entry_pieces(entries: list[StoredEntry], redactor: Redactor) -> Iterator[Utf8Piece]:
+    """The entries of the document, a comma before each but the first, in pieces of
+    about PIECE_BYTES: bytes a file takes as they are, a write each."""
+    texts: list[bytes] = []
+    size = 0
+    lead = b""
+    for start in range(0, len(entries), _BATCH):
+        batch = entries[start : start + _BATCH]
+        for entry, raw in zip(batch, raw_lines(batch), strict=True):
+            texts.append(text := json_entry(entry, loads_js(raw), None, None, redactor))
+            size += len(text)
+            if size >= PIECE_BYTES:
+                yield Utf8Piece(lead + b",".join(texts))
+                texts, size, lead = [], 0, b","
+    if texts:
+        yield Utf8Piece(lead + b",".join(texts))
 
 
 def json_entry(
-    _entry: StoredEntry | bytes,
-    data: dict[str, Any] | None,
-    _said: Any,
-    _shared: Any,
-    redactor: Redactor,
-) -> str:
-    """One entry of the document, from its body (views/slices.py's `Render`)."""
-    return _text(redactor.value(data))
+    entry: StoredEntry | bytes, data: Any, _said: Any, _shared: Any, redactor: Redactor
+) -> bytes:
+    """One entry of the document, from its body as `loads_js` reads it, as UTF-8
+    (views/slices.py's `Render`): what `dumps` writes of the body `loads_object`
+    reads."""
+    redacted = redactor.value(data)
+    try:
+        return orjson.dumps(redacted)
+    except TypeError:  # (rare, see loads_js) the body read and written the general way
+        assert isinstance(entry, StoredEntry)  # the document holds entries only
+        again = Redactor(enabled=redactor.enabled)  # (its secrets are counted already)
+        return dumps(again.value(loads_object(entry.raw)))
 
 
 def _text(value: Any) -> str:
@@ -126,9 +158,10 @@ def _tree_pieces(runs: list[Run], labels: dict[str, str], active: set[str]) -> I
             continue
         yield '{"from":' + _text(item.from_id) + ',"entries":['
         for start in range(0, len(item.entries), _TREE_BATCH):
-            nodes = item.entries[start : start + _TREE_BATCH]
-            text = ",".join(_text(_json_node(entry, labels, active)) for entry in nodes)
-            yield ("," if start else "") + text
+            nodes = [
+                _json_node(e, labels, active) for e in item.entries[start : start + _TREE_BATCH]
+            ]
+            yield ("," if start else "") + _text(nodes)[1:-1]  # (one dump, its brackets cut)
         yield '],"branches":['
         pending.append("]}")
         pending.extend(_between(item.branches))
@@ -145,6 +178,13 @@ def _between(runs: list[Run]) -> list[Run | str]:
 
 def _json_node(entry: StoredEntry, labels: dict[str, str], active: set[str]) -> dict[str, Any]:
     node: dict[str, Any] = {"id": entry.id, "type": entry.type}
-    more = {"role": entry.role, "customType": entry.custom_type, "label": labels.get(entry.id)}
-    node.update((key, value) for key, value in more.items() if value)
-    return node | ({"active": True} if entry.id in active else {})
+    if entry.role:
+        node["role"] = entry.role
+    if entry.custom_type:
+        node["customType"] = entry.custom_type
+    label = labels.get(entry.id)
+    if label:
+        node["label"] = label
+    if entry.id in active:
+        node["active"] = True
+    return node

@@ -122,6 +122,29 @@ def dumps_within_64_bits(value: Any) -> bytes:
     return orjson.dumps(_js_numbers(value))
 
 
+def _js_number(text: str) -> float | int:
+    """A JSON float as JSON.stringify writes it again: with no fraction and below
+    1e21, an integer (as `_js_numbers` makes it)."""
+    number = float(text)
+    return int(number) if number.is_integer() and abs(number) < 1e21 else number
+
+
+_js_decoder = msgspec.json.Decoder(float_hook=_js_number)
+
+
+def loads_js(raw: bytes) -> Any:
+    """`decode_any`, with each float JSON.stringify writes as an integer made one as
+    it is read (only floats reach the hook: a few a line). ``orjson.dumps`` then
+    writes the value as `dumps` does without looking through its text for such
+    floats, which costs as much as the decoding on a long line. Where orjson refuses
+    the value (TypeError: an integer beyond 64 bits, which `decode_any` reads as a
+    double; nesting past 254), write ``dumps(decode_any(raw))`` instead."""
+    try:
+        return _js_decoder.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return _js_numbers(decode_any(raw))
+
+
 # where orjson may have written a float JavaScript writes as an integer (a string
 # holding such text only costs a second look)
 _INTEGRAL_FLOAT = re.compile(rb"\.0(?=[,\]}]|$)|e\+(?:1[6-9]|20)(?=[,\]}]|$)")

@@ -45,10 +45,12 @@ SLICE_ENTRIES = 1024  # ...or this many entries, whichever comes first
 # (the texts of four slices wait in memory at once: two queued for each worker)
 
 EntryRecord = tuple[Any, ...]  # StoredEntry's fields, its `source` left out
-Render = Callable[[StoredEntry | bytes, dict[str, Any] | None, Any, Any, Redactor], str]
+Render = Callable[[StoredEntry | bytes, Any, Any, Any, Redactor], str | bytes]
 """How an entry is rendered: (the entry, or a damaged line's bytes; its body; what
-the caller says of that entry; what the caller says of all; the redactor) -> text.
-A module-level function, so a worker finds it by name."""
+the caller says of that entry; what the caller says of all; the redactor) -> text,
+or its UTF-8 holding no lone surrogate (as orjson writes) for a render that writes
+bytes itself (json.py's: every entry of a slice then as bytes). A module-level
+function, so a worker finds it by name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +58,8 @@ class Slice:
     """What a worker renders: entries in order, as records (StoredEntry rebuilds
     them; a damaged line as its bytes), read from ``path``, each through ``render``
     with its item of ``context`` (or None) and ``shared``, the texts joined by
-    ``separator``. ``counted``: entries whose secrets the caller has counted already
-    (it showed them early, in a title or an outline)."""
+    ``separator``, each body decoded by ``body``. ``counted``: entries whose secrets
+    the caller has counted already (it showed them early, in a title or an outline)."""
 
     render: Render
     path: str
@@ -67,6 +69,7 @@ class Slice:
     context: list[Any] | None = None
     counted: frozenset[str] = frozenset()
     separator: str = ""
+    body: Callable[[bytes], Any] = loads_object
 
 
 def export_workers(workers: int | None, size: int) -> int:
@@ -184,11 +187,19 @@ character at once."""
 
 
 def rendered_pieces(
-    slices: Sequence[Slice], workers: int, redactor: Redactor, *, utf8: bool = False
+    slices: Sequence[Slice],
+    workers: int,
+    redactor: Redactor,
+    *,
+    utf8: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Iterator[tuple[int, Piece]]:
     """`rendered`, each slice's text in pieces: (the slice's index, a piece). With
-    ``utf8``, a piece without a lone surrogate comes as its bytes (`Utf8Piece`)."""
-    for index, (data, counts, plain) in enumerate(in_order(render_slice, slices, workers)):
+    ``utf8``, a piece without a lone surrogate comes as its bytes (`Utf8Piece`).
+    ``meanwhile``: the caller's work done while the workers render the first slices
+    (catalog/parallel.py's `in_order`)."""
+    results = in_order(render_slice, slices, workers, meanwhile)
+    for index, (data, counts, plain) in enumerate(results):
         redactor.counts.update(counts)
         start = 0
         while start < len(data):
@@ -222,19 +233,22 @@ def render_slice(job: Slice) -> tuple[bytes, dict[str, int], bool]:
     for entry in entries:
         entry.source = source
     bodies = iter(raw_lines(entries))
-    pieces: list[str] = []
+    pieces: list[Any] = []  # all str, or all bytes (see Render)
     context = job.context
+    decode = job.body
     for index, item in enumerate(items):
         said = context[index] if context is not None else None
         if isinstance(item, bytes):
             pieces.append(job.render(item, None, said, job.shared, redactor))
             continue
-        data = loads_object(next(bodies))
+        data = decode(next(bodies))
         counted = item.id in job.counted
         before = Counter(redactor.counts) if counted else None
         pieces.append(job.render(item, data, said, job.shared, redactor))
         if before is not None:
             redactor.counts = before  # the caller counted this entry's secrets
+    if pieces and isinstance(pieces[0], bytes):  # UTF-8 without a lone surrogate
+        return job.separator.encode().join(pieces), dict(redactor.counts), True
     text = job.separator.join(pieces)
     try:
         return text.encode("utf-8"), dict(redactor.counts), True

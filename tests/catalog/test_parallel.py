@@ -5,10 +5,12 @@ the workers read kept by the calling process as if it had read the files itself.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +133,21 @@ def test_the_command_lists_thousands_of_files_with_two_workers(tmp_path: Path) -
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
     assert outputs[0].count("\n") == 2 * (parallel.PARALLEL_FROM + 100)
+
+
+def test_the_callers_own_work_is_done_once_while_the_workers_go_on() -> None:
+    done: list[int] = []
+    results = []
+    for result in parallel.in_order(abs, [-n for n in range(40)], 2, lambda: done.append(1)):
+        assert done == [1]  # before the first result is taken
+        results.append(result)
+    assert results == list(range(40))
+    assert done == [1]
+
+
+@pytest.mark.parametrize("runs", [1, 60], ids=["while waiting", "while handing out"])
+def test_a_worker_that_ends_abruptly_is_said_plainly(runs: int) -> None:
+    # os._exit ends the worker at once; with runs still to hand out, the caller's own
+    # work lasts until the pool has seen it, so a submission is what finds it broken
+    with pytest.raises(JsonlSessionError, match="ended abruptly"):
+        list(parallel.in_order(os._exit, [3] * runs, 2, lambda: time.sleep(1.5)))
