@@ -157,7 +157,7 @@ if TYPE_CHECKING:
     from jsonl_session.usage import RecordedUsage, UsageTotal, recorded_usage
     from jsonl_session.views.describe import entry_summary
     from jsonl_session.views.redact import Redactor, redact_text
-    from jsonl_session.views.textconv import textconv, textconv_chunks
+    from jsonl_session.views.textconv import textconv, textconv_chunks, textconv_encoded
 
 # name -> (module, attribute there); loaded on first use by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {
@@ -230,6 +230,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "redact_text": ("views.redact", "redact_text"),
     "textconv": ("views.textconv", "textconv"),
     "textconv_chunks": ("views.textconv", "textconv_chunks"),
+    "textconv_encoded": ("views.textconv", "textconv_encoded"),
     "EXPORT_FORMATS": ("export", "FORMATS"),
     "ExportFormat": ("export", "ExportFormat"),
     "ExportResult": ("export", "ExportResult"),
@@ -444,6 +445,7 @@ __all__ = [
     "target_for",
     "textconv",
     "textconv_chunks",
+    "textconv_encoded",
     "to_anthropic",
     "to_json",
     "to_openai_chat",

@@ -8,10 +8,11 @@ the session file; export writes only its own output file.
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -96,10 +97,12 @@ def export(
 
         # to a terminal or pipe, control characters from the file are shown escaped
         # (JSON keeps them as \u escapes); a file written with -o keeps them exactly
-        for piece in chunks:
-            if fmt.value == "json":
-                sys.stdout.buffer.write(json_visible(piece.encode("utf-8", "surrogatepass")))
-            else:
+        if fmt.value == "json":  # (its pieces as UTF-8: JSON writes a lone surrogate escaped)
+            sys.stdout.flush()
+            for data in chunks.encoded():
+                sys.stdout.buffer.write(json_visible(data))
+        else:
+            for piece in chunks:
                 sys.stdout.write(visible(piece))
         sys.stdout.flush()
     else:
@@ -128,11 +131,24 @@ def export(
 @reports_errors
 def textconv(ctx: typer.Context, file: InputArg, workers: ExportWorkersOption = None) -> None:
     """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
-    from jsonl_session import textconv_chunks
-    from jsonl_session.cli.terminal_text import visible
+    from jsonl_session import textconv_chunks, textconv_encoded
+    from jsonl_session.cli.terminal_text import visible, visible_utf8
 
     path = session_file(ctx, file)
-    # written as it is made
-    for piece in textconv_chunks(path, cache=cache_for(ctx), workers=workers):
-        sys.stdout.write(visible(piece))
+    # written as it is made; as UTF-8 bytes where the stream would write those (the
+    # workers' pieces then never decoded here), else through the text stream
+    if _writes_utf8(sys.stdout):
+        sys.stdout.flush()
+        for data in textconv_encoded(path, cache=cache_for(ctx), workers=workers):
+            sys.stdout.buffer.write(visible_utf8(data))
+    else:
+        for piece in textconv_chunks(path, cache=cache_for(ctx), workers=workers):
+            sys.stdout.write(visible(piece))
     sys.stdout.flush()
+
+
+def _writes_utf8(stream: TextIO) -> bool:
+    """Whether ``stream`` writes text as UTF-8 unchanged: its encoding, and no
+    newline translation (Windows writes CRLF)."""
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+    return encoding == "utf8" and os.linesep == "\n" and hasattr(stream, "buffer")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
 import msgspec
+import orjson
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.jsonio import NotJson, decode_any, dumps, is_utf8
@@ -211,7 +212,7 @@ class StoredEntry(msgspec.Struct, gc=False, array_like=True):
         body = block[at:end]
         if len(body) != self.length or block[end : end + 1] not in (b"", b"\n", b"\r"):
             self._changed()
-        written_plainly = not self.id or b'"id":' + dumps(self.id) in body
+        written_plainly = not self.id or b'"id":' + _quoted(self.id) in body
         if not written_plainly and _text(_envelope_id(body)) != self.id:
             self._changed()
         return body
@@ -292,6 +293,15 @@ def line_blocks(
             stop += 1
         yield entries[index:stop], source.read(first.offset, end - first.offset), first.offset
         index = stop
+
+
+def _quoted(text: str) -> bytes:
+    """`dumps` of a string: orjson's (a string holds no float for dumps to look
+    for), `dumps` for a lone surrogate, which orjson refuses."""
+    try:
+        return orjson.dumps(text)
+    except TypeError:
+        return dumps(text)
 
 
 def _envelope_id(raw: bytes) -> Any:

@@ -101,7 +101,7 @@ def warm_export(
 def warm_workers(workers: int | None, size: int, *modules: str) -> ProcessPoolExecutor | None:
     """Start the workers of an export of ``size`` bytes of lines now, importing
     ``modules`` (the renderer's), when it is long enough to spread
-    (processes.warm_pool: `rendered` then takes them); the pool, to let go with
+    (processes.warm_pool: `rendered_pieces` then takes them); the pool, to let go with
     processes.drop_warm_pool if no one took it, or None."""
     count = export_workers(workers, size)
     return warm_pool(count, __name__, *modules) if count > 1 else None
@@ -170,14 +170,6 @@ Piece = str | Utf8Piece
 
 def text_of(piece: Piece) -> str:
     return piece if isinstance(piece, str) else piece.data.decode("utf-8")
-
-
-def rendered(slices: Sequence[Slice], workers: int, redactor: Redactor) -> Iterator[str]:
-    """Each slice's text, in order, rendered by ``workers`` processes; what they
-    redacted is added to ``redactor``'s counts."""
-    for text, counts, _ in in_order(render_slice, slices, workers):
-        redactor.counts.update(counts)
-        yield text.decode("utf-8", "surrogatepass")
 
 
 PIECE_BYTES = 256 << 10

@@ -23,11 +23,14 @@ from jsonl_session.storage.loader import load_entries
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.slices import (
     LazySlices,
+    Piece,
     Slice,
+    Utf8Piece,
     export_workers,
     record,
-    rendered,
+    rendered_pieces,
     slices_of,
+    text_of,
     warm_export,
 )
 from jsonl_session.views.transcript import Part, dump_json, view_entry
@@ -53,6 +56,42 @@ def textconv_chunks(
     write as they come (memory bounded by the largest entry, not the session). A long
     file is rendered by ``workers`` processes (views/slices.py; None: one per core),
     the same text; they are spawned (see catalog/parallel.py)."""
+    return map(text_of, _warmed(path, cache, workers))
+
+
+def textconv_encoded(
+    path: Path | str, *, cache: CacheOption = None, workers: int | None = 1
+) -> Iterator[bytes]:
+    """`textconv_chunks` as UTF-8 (a lone surrogate as a backslash escape, as the
+    command prints it), for a byte stream: the workers' pieces as they wrote them,
+    never decoded here, and one process's blocks joined into pieces of about
+    PIECE_BYTES (a write each)."""
+    joined: list[str] = []
+    size = 0
+    for piece in _warmed(path, cache, workers):
+        if isinstance(piece, Utf8Piece):
+            if joined:
+                yield _utf8("".join(joined))
+                joined, size = [], 0
+            yield piece.data
+            continue
+        joined.append(piece)
+        size += len(piece)
+        if size >= PIECE_BYTES:
+            yield _utf8("".join(joined))
+            joined, size = [], 0
+    if joined:
+        yield _utf8("".join(joined))
+
+
+PIECE_BYTES = 1 << 16
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _warmed(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[Piece]:
     warm = warm_export(path, workers, __name__)  # they start while the file is read
     try:
         yield from _chunks(path, cache, workers)
@@ -60,7 +99,7 @@ def textconv_chunks(
         drop_warm_pool(warm)  # if none took it
 
 
-def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[str]:
+def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[Piece]:
     try:
         loaded = load_entries(path, cache=cache)
     except SessionFormatError as exc:
@@ -88,7 +127,9 @@ def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterat
     count = export_workers(workers, sum(sizes)) if loaded.dialect == "pi" else 1
     if count > 1:
         slices = _slices(items, sizes, problems, str(loaded.path or path))
-        yield from rendered(slices, count, Redactor(enabled=False))
+        # (each slice's text in pieces, without a lone surrogate as the bytes written)
+        for _, piece in rendered_pieces(slices, count, Redactor(enabled=False), utf8=True):
+            yield piece
         yield "\n"
         return
     befores = _befores(items, problems)

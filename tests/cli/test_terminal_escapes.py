@@ -19,10 +19,14 @@ import orjson
 import pytest
 from builders import assistant_calling, text_block, tool_call, tool_result, user_message
 from helpers_cli import invoke
+from helpers_large import generate
 from helpers_write import append_raw
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from jsonl_session import Session
-from jsonl_session.cli.terminal_text import json_visible, visible
+from jsonl_session import Session, textconv, textconv_chunks, textconv_encoded
+from jsonl_session.cli.terminal_text import json_visible, visible, visible_utf8
+from jsonl_session.views import textconv as textconv_module
 
 HOSTILE = (
     "\x1b[2J\x1b]0;owned\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\x9b31m\r\u202e[red]x[/red]"
@@ -30,6 +34,12 @@ HOSTILE = (
 # what must never appear raw: ESC, BEL, CR, CSI as one code point, the override
 RAW = ("\x1b", "\x07", "\r", "\x9b", "\u202e")
 # sequences that would act on a terminal even where rich's own colours use ESC
+CONTROLS = [chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F)]] + [
+    "\u2066",
+    "\u2069",
+    "\ud800",
+]
+SOME = [*CONTROLS, "\u00e9", "\u2019", "\u00b0", "\u0410", "\u4e2d", "\U0001f600"]
 ACTING = ("\x1b[2J", "\x1b]0;", "\x1b]8;", "\x07", "\x9b", "\u202e", "\r")
 
 
@@ -174,3 +184,44 @@ class TestTheEscapes:
         escaped = json_visible(data)
         assert escaped == b'{"t": "a\\u007f\\u009b\\u202eb"}'
         assert json.loads(escaped) == json.loads(data)
+
+    @settings(max_examples=2000, deadline=None)
+    @given(
+        text=st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from(CONTROLS)))
+    )
+    @example(text="\u2019\u2014\u00b0 \u0410\u202a\u202f\u2065\u2066\u2069\u206a\u0080\u009f\u00a0")
+    @example(text="\ud800 half an emoji, \x1b[2J")
+    def test_the_bytes_of_a_text_are_escaped_as_the_text_is(self, text: str) -> None:
+        # (the command writes a lone surrogate as a backslash escape)
+        data = text.encode("utf-8", "backslashreplace")
+        assert visible_utf8(data) == visible(text).encode("utf-8", "backslashreplace")
+
+
+class TestTextconvAsBytes:
+    def test_the_command_writes_the_transcript_as_the_text_stream_would(
+        self, hostile_session: Path, tmp_path: Path
+    ) -> None:
+        # stdout is a pipe (the bytes path); the text stream's path is the library's
+        # textconv through `visible`, with a lone surrogate written escaped
+        append_raw(
+            hostile_session,
+            b'{"type":"custom","id":"ab12cd34","parentId":null,'
+            b'"timestamp":"2026-01-01T00:00:00.000Z","customType":"x\\ud800",'
+            b'"data":"\\u0085\\u2067 and \\u00e9"}\n',
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "jsonl_session", "textconv", str(hostile_session)],
+            capture_output=True,
+            env={**os.environ, "JSONL_SESSION_CACHE_DIR": str(tmp_path / "cache")},
+        )
+        assert done.returncode == 0, done.stderr
+        expected = visible(textconv(hostile_session, cache=False))
+        assert done.stdout == expected.encode("utf-8", "backslashreplace")
+        assert b"\\ud800" in done.stdout and b"\\x85\\u2067" in done.stdout
+
+    def test_the_pieces_as_bytes_are_the_pieces_as_text(self, tmp_path: Path) -> None:
+        path = generate(tmp_path / "gen.jsonl", 300, 5)
+        text = "".join(textconv_chunks(path, cache=False))
+        joined = b"".join(textconv_encoded(path, cache=False))
+        assert joined == text.encode("utf-8", "backslashreplace")
+        assert max(map(len, textconv_encoded(path, cache=False))) < 2 * textconv_module.PIECE_BYTES
