@@ -59,25 +59,12 @@ def iter_json(
     bounded by the largest entry); ``redactor`` counts what it replaced. A long
     session's entries are written by ``workers`` processes (views/slices.py)."""
     leaf = leaf_id if leaf_id is not None else session.leaf_id
-    try:
-        active = {e.id for e in session.branch_path(leaf)} if leaf else set()
-    except SessionTreeError:
-        active = set()
     entries = session.entries
     # another agent's file: its entries' lines are not the file's, one process reads it
     count = export_workers(workers, lines_size(entries)) if session.dialect == "pi" else 1
     yield '{"header":' + _text(redactor.value(session.header_data)) + ',"entries":['
     tree: list[str] = []
-
-    def make_tree() -> None:
-        # labels and the name repeat text of label and session_info entries: not
-        # counted again
-        again = Redactor(enabled=redactor.enabled)
-        labels = {k: again.text(v) for k, v in session.labels.items()}
-        tree.extend(_tree_pieces(session_runs(session, fold=False), labels, active))
-        name = again.text(session.name) if session.name else None
-        tree.append(f',"leafId":{_text(leaf)},"name":{_text(name)},"labels":{_text(labels)}}}\n')
-
+    steps = _tree_steps(session, leaf, redactor.enabled, tree)
     if count > 1:
         cuts = slices_of(entries)
         path = str(session.path)
@@ -87,24 +74,53 @@ def iter_json(
             records: list[EntryRecord | bytes] = [record(e) for e in entries[start:stop]]
             return Slice(json_entry, path, redactor.enabled, records, separator=",", body=loads_js)
 
+        def runs_first() -> None:
+            for _ in range(_FIRST_STEPS):
+                next(steps, None)
+
         # each slice's text in pieces, as the workers wrote them (a file takes them as
-        # they are): a comma before each slice's first
+        # they are): a comma before each slice's first. The tree is made meanwhile:
+        # its runs while the workers start, its text a step after each piece
         last = -1
-        # the tree (a few tenths of a second) is made while the workers start
         for index, piece in rendered_pieces(
-            LazySlices(len(cuts), make), count, redactor, utf8=True, meanwhile=make_tree
+            LazySlices(len(cuts), make), count, redactor, utf8=True, meanwhile=runs_first
         ):
             if index != last:
                 if index:
                     yield ","
                 last = index
             yield piece
+            next(steps, None)
     else:
         yield from _entry_pieces(entries, redactor)
-    if not tree:
-        make_tree()
+    for _ in steps:
+        pass
     yield '],"tree":'
     yield from tree
+
+
+_FIRST_STEPS = 2  # the active path, then the runs
+
+
+def _tree_steps(session: Session, leaf: str | None, redact: bool, out: list[str]) -> Iterator[None]:
+    """Make the tree's part of the document (from ``"tree":`` on) into ``out``, a step
+    at a time: the active path, the runs (tenths of a second each on a long
+    session), then a batch of nodes each."""
+    try:
+        active = {e.id for e in session.branch_path(leaf)} if leaf else set()
+    except SessionTreeError:
+        active = set()
+    yield
+    # labels and the name repeat text of label and session_info entries: not counted again
+    again = Redactor(enabled=redact)
+    labels = {k: again.text(v) for k, v in session.labels.items()}
+    runs = session_runs(session, fold=False)
+    yield
+    for piece in _tree_pieces(runs, labels, active):
+        out.append(piece)
+        yield
+    name = again.text(session.name) if session.name else None
+    out.append(f',"leafId":{_text(leaf)},"name":{_text(name)},"labels":{_text(labels)}}}\n')
 
 
 def _entry_pieces(entries: list[StoredEntry], redactor: Redactor) -> Iterator[Utf8Piece]:
