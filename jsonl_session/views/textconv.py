@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,12 @@ def textconv_chunks(
     write as they come (memory bounded by the largest entry, not the session). A long
     file is rendered by ``workers`` processes (views/slices.py; None: one per core),
     the same text; they are spawned (see catalog/parallel.py)."""
-    return map(text_of, _warmed(path, cache, workers))
+    pieces = _warmed(path, cache, workers)
+    try:
+        for piece in pieces:
+            yield text_of(piece)
+    finally:
+        pieces.close()  # (its workers let go at once when this one is closed early)
 
 
 def textconv_encoded(
@@ -66,9 +71,18 @@ def textconv_encoded(
     command prints it), for a byte stream: the workers' pieces as they wrote them,
     never decoded here, and one process's blocks joined into pieces of about
     PIECE_BYTES (a write each)."""
+    pieces = _warmed(path, cache, workers)
+    try:
+        yield from _joined(pieces)
+    finally:
+        pieces.close()
+
+
+def _joined(pieces: Iterator[Piece]) -> Iterator[bytes]:
+    """Text pieces joined up to about PIECE_BYTES and encoded; byte pieces as they are."""
     joined: list[str] = []
     size = 0
-    for piece in _warmed(path, cache, workers):
+    for piece in pieces:
         if isinstance(piece, Utf8Piece):
             if joined:
                 yield _utf8("".join(joined))
@@ -91,7 +105,9 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
-def _warmed(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[Piece]:
+def _warmed(
+    path: Path | str, cache: CacheOption, workers: int | None
+) -> Generator[Piece, None, None]:
     warm = warm_export(path, workers, __name__)  # they start while the file is read
     try:
         yield from _chunks(path, cache, workers)

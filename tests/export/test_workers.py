@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import gc
 import itertools
+import multiprocessing
 import os
 import re
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from locations import FIXTURES
 
-from jsonl_session import Session, export_chunks, processes, textconv_chunks
+from jsonl_session import Session, export_chunks, processes, textconv_chunks, textconv_encoded
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.export import html, markdown, plan
 from jsonl_session.export.html_parts import PartRenderer
@@ -258,3 +259,16 @@ def test_a_long_file_s_short_path_starts_no_workers(
     assert made == []
     "".join(export_chunks(session, "markdown", workers=2))  # the whole path: spread
     assert made == [2]
+
+
+@pytest.mark.parametrize("make", [textconv_chunks, textconv_encoded], ids=["text", "bytes"])
+def test_a_transcript_closed_early_lets_its_workers_go(
+    branched: Path, spread_small: None, make: Callable[..., Generator[Any, None, None]]
+) -> None:
+    pieces = make(branched, cache=False, workers=2)
+    for _ in range(3):
+        assert next(pieces)
+    assert multiprocessing.active_children()  # the workers render it
+    pieces.close()
+    assert processes._warm is None
+    assert multiprocessing.active_children() == []
