@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -272,3 +273,18 @@ def test_a_transcript_closed_early_lets_its_workers_go(
     pieces.close()
     assert processes._warm is None
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")
+def test_a_pool_s_pipes_hold_a_slice_s_text() -> None:
+    import fcntl
+
+    most = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    pool = processes._new_pool(2)
+    try:
+        for queue in (pool._result_queue, pool._call_queue):
+            size = fcntl.fcntl(queue._reader.fileno(), fcntl.F_GETPIPE_SZ)
+            assert size == min(processes.PIPE_BYTES, most) > slices.SLICE_BYTES // 2
+        assert list(pool.map(abs, [-1, -2])) == [1, 2]
+    finally:
+        pool.shutdown()
