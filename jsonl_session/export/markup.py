@@ -50,7 +50,17 @@ _JSON_TOKEN = re.compile(  # a string's characters in runs: one step a run, not 
 
 def escape(text: str) -> str:
     """Escaped for anywhere in a page, attribute values included (html.escape's
-    replacements, without its call: this runs several times for every entry)."""
+    replacements, without its call: this runs several times for every entry). Most
+    texts hold none of the five characters: ``in`` finds that out faster than five
+    replacements do, ten times on a long text."""
+    if (
+        "&" not in text
+        and "<" not in text
+        and ">" not in text
+        and '"' not in text
+        and "'" not in text
+    ):
+        return text
     return (
         text.replace("&", "&amp;")
         .replace("<", "&lt;")
@@ -62,6 +72,8 @@ def escape(text: str) -> str:
 
 def escape_text(text: str) -> str:
     """Escaped for the content of an element (quotes left as they are: smaller)."""
+    if "&" not in text and "<" not in text and ">" not in text:
+        return text
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

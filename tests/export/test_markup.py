@@ -1,6 +1,6 @@
-"""markup.py's JSON colouring: whatever the text, the page shows it exactly (its
-characters escaped, never lost or doubled), with keys, strings, numbers and literals
-in the classes Pygments uses."""
+"""markup.py's escaping (the standard library's) and its JSON colouring: whatever
+the text, the page shows it exactly (its characters escaped, never lost or doubled),
+with keys, strings, numbers and literals in the classes Pygments uses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jsonl_session.export.markup import json_html
+from jsonl_session.export.markup import escape, escape_text, json_html
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -40,3 +40,10 @@ def test_json_is_shown_exactly_with_its_keys_and_strings_coloured(value: Any) ->
 @given(st.text(alphabet='"\\<>&:-1e.truefalsn {}[]\n', max_size=30))
 def test_any_text_is_shown_exactly(text: str) -> None:
     assert shown(json_html(text)) == text
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.one_of(st.sampled_from("&<>\"'"), st.characters())))
+def test_escaping_is_the_standard_library_s(text: str) -> None:
+    assert escape(text) == html.escape(text, quote=True)
+    assert escape_text(text) == html.escape(text, quote=False)
