@@ -288,3 +288,18 @@ def test_a_pool_s_pipes_hold_a_slice_s_text() -> None:
         assert list(pool.map(abs, [-1, -2])) == [1, 2]
     finally:
         pool.shutdown()
+
+
+def test_a_json_export_starts_its_workers_before_it_makes_the_entries(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    real_pool, real_entries = processes._new_pool, Session.entries
+    monkeypatch.setattr(processes, "_new_pool", lambda n: events.append("pool") or real_pool(n))
+    monkeypatch.setattr(
+        Session, "entries", property(lambda s: events.append("entries") or real_entries.fget(s))
+    )
+    session = Session.open(branched, cache=False)
+    text = "".join(export_chunks(session, "json", workers=2))
+    assert events[0] == "pool" and events.count("pool") == 1
+    assert text == "".join(export_chunks(Session.open(branched, cache=False), "json"))
