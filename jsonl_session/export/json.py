@@ -48,8 +48,7 @@ def export_json(
 
 
 _BATCH = 1024  # entries whose lines are read from disk at once
-PIECE_BYTES = 1 << 16  # entries' text joined before it is handed on (one process)
-_TREE_BATCH = 1024  # entries of the tree written in one piece (a few dozen bytes each)
+_TREE_BATCH = 256  # entries of the tree written in one piece (a few dozen bytes each)
 
 
 def iter_json(
@@ -124,21 +123,13 @@ def _tree_steps(session: Session, leaf: str | None, redact: bool, out: list[str]
 
 
 def _entry_pieces(entries: list[StoredEntry], redactor: Redactor) -> Iterator[Utf8Piece]:
-    """The entries of the document, a comma before each but the first, in pieces of
-    about PIECE_BYTES: bytes a file takes as they are, a write each."""
-    texts: list[bytes] = []
-    size = 0
-    lead = b""
+    """The entries of the document, a comma before each but the first, one at a time
+    (a file joins them: `encoded_pieces`)."""
     for start in range(0, len(entries), _BATCH):
         batch = entries[start : start + _BATCH]
-        for entry, raw in zip(batch, raw_lines(batch), strict=True):
-            texts.append(text := json_entry(entry, loads_js(raw), None, None, redactor))
-            size += len(text)
-            if size >= PIECE_BYTES:
-                yield Utf8Piece(lead + b",".join(texts))
-                texts, size, lead = [], 0, b","
-    if texts:
-        yield Utf8Piece(lead + b",".join(texts))
+        for index, (entry, raw) in enumerate(zip(batch, raw_lines(batch), strict=True), start):
+            text = json_entry(entry, loads_js(raw), None, None, redactor)
+            yield Utf8Piece(b"," + text if index else text)
 
 
 def json_entry(

@@ -25,12 +25,10 @@ from jsonl_session.processes import drop_warm_pool
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.slices import Piece, Utf8Piece, lines_size, text_of, warm_workers
+from jsonl_session.views.slices import Piece, encoded_pieces, lines_size, text_of, warm_workers
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
-
-    from jsonl_session.format.entry import StoredEntry
 
 
 class ExportChunks:
@@ -52,9 +50,9 @@ class ExportChunks:
 
     def encoded(self) -> Iterator[bytes]:
         """The pieces as `write_export` writes them (UTF-8; a lone surrogate as a
-        backslash escape): a worker's pieces as it wrote them, never decoded here."""
-        for piece in self._pieces:
-            yield piece.data if isinstance(piece, Utf8Piece) else _encoded(piece)
+        backslash escape), small ones joined: a worker's pieces as it wrote them,
+        never decoded here (views/slices.py's `encoded_pieces`)."""
+        return encoded_pieces(self._pieces)
 
     @property
     def redactions(self) -> dict[str, int]:
@@ -76,12 +74,15 @@ def export_chunks(
     keep its work under ``if __name__ == "__main__":`` (see catalog/parallel.py)."""
     if fmt == "json":
         redactor = Redactor(enabled=redact)
-        warm = _warm_for_every_entry(session, workers)
+        # every entry is shown: the file's size, which its lines nearly fill, says
+        # whether they spread, so the workers start before the entries are made (a
+        # fifth of a second from a cache record of a long session)
+        warm = _warm(session, _file_size(session), workers, fmt)
         return ExportChunks(iter_json(session, leaf_id, redactor, workers), redactor, warm)
     plan = ExportPlan(session, leaf_id, all_branches, redact)
     # the workers start while the export's head is made (once its path is known: a
     # leaf's may be short)
-    warm = _warm(session, plan.shown_entries(), workers, fmt)
+    warm = _warm(session, lines_size(plan.shown_entries()), workers, fmt)
     try:
         if fmt == "html":
             # Markdown and highlighting libraries load only for the page
@@ -95,24 +96,18 @@ def export_chunks(
 
 
 def _warm(
-    session: Session, shown: list[StoredEntry], workers: int | None, fmt: ExportFormat
+    session: Session, size: int, workers: int | None, fmt: ExportFormat
 ) -> ProcessPoolExecutor | None:
     if session.dialect != "pi":  # another agent's lines are not the file's: one process
         return None
-    return warm_workers(workers, lines_size(shown), _RENDERERS[fmt])
+    return warm_workers(workers, size, _RENDERERS[fmt])
 
 
-def _warm_for_every_entry(session: Session, workers: int | None) -> ProcessPoolExecutor | None:
-    """`_warm` for an export of every entry (JSON), by the file's size, which its
-    lines nearly fill: the workers then start before the entries are made (a fifth
-    of a second from a cache record of a long session), not after."""
-    if session.dialect != "pi":
-        return None
+def _file_size(session: Session) -> int:
     try:
-        size = os.stat(session.path).st_size
+        return os.stat(session.path).st_size
     except OSError:
-        return None  # (not written yet: the export decides by its entries)
-    return warm_workers(workers, size, _RENDERERS["json"])
+        return 0  # (not written yet: the export decides by its entries)
 
 
 _RENDERERS = {
@@ -179,12 +174,8 @@ def write_export(
     if isinstance(text, ExportChunks):
         pieces: Iterable[bytes] = text.encoded()
     else:
-        pieces = map(_encoded, [text] if isinstance(text, str) else text)
+        pieces = encoded_pieces([text] if isinstance(text, str) else text)
     with output_file(output, replace=force) as out:
         for piece in pieces:
             out.write(piece)
     return output
-
-
-def _encoded(text: str) -> bytes:
-    return text.encode("utf-8", errors="backslashreplace")

@@ -122,11 +122,14 @@ def dumps_within_64_bits(value: Any) -> bytes:
     return orjson.dumps(_js_numbers(value))
 
 
-def _js_number(text: str) -> float | int:
-    """A JSON float as JSON.stringify writes it again: with no fraction and below
-    1e21, an integer (as `_js_numbers` makes it)."""
-    number = float(text)
+def _js_float(number: float) -> float | int:
+    """A float as JSON.stringify writes it: with no fraction and below 1e21, an
+    integer (1.0 as 1)."""
     return int(number) if number.is_integer() and abs(number) < 1e21 else number
+
+
+def _js_number(text: str) -> float | int:
+    return _js_float(float(text))
 
 
 _js_decoder = msgspec.json.Decoder(float_hook=_js_number)
@@ -158,7 +161,7 @@ def _js_numbers(value: Any) -> Any:
         if isinstance(item, float):
             if not math.isfinite(item):
                 return None
-            return int(item) if item.is_integer() and abs(item) < 1e21 else item
+            return _js_float(item)
         if isinstance(item, dict):
             copy = dict(item)
             pending.append(copy)

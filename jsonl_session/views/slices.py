@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,6 +172,38 @@ def text_of(piece: Piece) -> str:
     return piece if isinstance(piece, str) else piece.data.decode("utf-8")
 
 
+JOINED_BYTES = 1 << 16
+"""Small pieces are joined up to about this many bytes for a byte stream: a write
+each, not one per entry."""
+
+
+def encoded_pieces(pieces: Iterable[Piece]) -> Iterator[bytes]:
+    """``pieces`` as UTF-8 for a byte stream (a lone surrogate as a backslash
+    escape; a worker's bytes as it wrote them), small ones joined up to about
+    JOINED_BYTES; a piece that large passes on alone, not copied into a join."""
+    held: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        data = (
+            piece.data
+            if isinstance(piece, Utf8Piece)
+            else piece.encode("utf-8", "backslashreplace")
+        )
+        if len(data) >= JOINED_BYTES:
+            if held:
+                yield b"".join(held)
+                held, size = [], 0
+            yield data
+            continue
+        held.append(data)
+        size += len(data)
+        if size >= JOINED_BYTES:
+            yield b"".join(held)
+            held, size = [], 0
+    if held:
+        yield b"".join(held)
+
+
 PIECE_BYTES = 256 << 10
 """A slice's text is handed on in pieces of about this many bytes (cut after a
 newline): decoded whole, a slice of text holding one emoji would take four bytes a
@@ -186,7 +218,8 @@ def rendered_pieces(
     utf8: bool = False,
     meanwhile: Callable[[], object] | None = None,
 ) -> Iterator[tuple[int, Piece]]:
-    """`rendered`, each slice's text in pieces: (the slice's index, a piece). With
+    """Each slice's text, rendered by ``workers`` processes, in pieces: (the slice's
+    index, a piece), what they redacted added to ``redactor``'s counts. With
     ``utf8``, a piece without a lone surrogate comes as its bytes (`Utf8Piece`).
     ``meanwhile``: the caller's work done while the workers render the first slices
     (catalog/parallel.py's `in_order`)."""

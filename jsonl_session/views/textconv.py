@@ -25,7 +25,7 @@ from jsonl_session.views.slices import (
     LazySlices,
     Piece,
     Slice,
-    Utf8Piece,
+    encoded_pieces,
     export_workers,
     record,
     rendered_pieces,
@@ -69,40 +69,12 @@ def textconv_encoded(
 ) -> Iterator[bytes]:
     """`textconv_chunks` as UTF-8 (a lone surrogate as a backslash escape, as the
     command prints it), for a byte stream: the workers' pieces as they wrote them,
-    never decoded here, and one process's blocks joined into pieces of about
-    PIECE_BYTES (a write each)."""
+    never decoded here, and small pieces joined (views/slices.py's `encoded_pieces`)."""
     pieces = _warmed(path, cache, workers)
     try:
-        yield from _joined(pieces)
+        yield from encoded_pieces(pieces)
     finally:
         pieces.close()
-
-
-def _joined(pieces: Iterator[Piece]) -> Iterator[bytes]:
-    """Text pieces joined up to about PIECE_BYTES and encoded; byte pieces as they are."""
-    joined: list[str] = []
-    size = 0
-    for piece in pieces:
-        if isinstance(piece, Utf8Piece):
-            if joined:
-                yield _utf8("".join(joined))
-                joined, size = [], 0
-            yield piece.data
-            continue
-        joined.append(piece)
-        size += len(piece)
-        if size >= PIECE_BYTES:
-            yield _utf8("".join(joined))
-            joined, size = [], 0
-    if joined:
-        yield _utf8("".join(joined))
-
-
-PIECE_BYTES = 1 << 16
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "backslashreplace")
 
 
 def _warmed(
