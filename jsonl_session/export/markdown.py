@@ -13,7 +13,7 @@ from jsonl_session.export.plan import ExportPlan, Spread
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
-from jsonl_session.views.slices import Piece, Utf8Piece, text_of
+from jsonl_session.views.slices import Piece, Utf8Piece, joined, text_of
 from jsonl_session.views.transcript import EntryView, Part, view_entry
 
 
@@ -42,7 +42,7 @@ def _pieces(plan: ExportPlan, head: list[str], spread: Spread | None) -> Iterato
             yield from spread.pieces_of(index)
             continue
         for view in plan.take_views(entries):
-            yield "".join(f"{line}\n" for line in _md_entry(plan.labels, view))
+            yield from joined(_md_entry(plan.labels, view))
 
 
 def markdown_entry(
@@ -51,35 +51,45 @@ def markdown_entry(
     _said: Any,
     labels: dict[str, str],
     redactor: Redactor,
-) -> str:
-    """One entry's Markdown, from its body (views/slices.py's `Render`)."""
+) -> list[str]:
+    """One entry's Markdown, from its body (views/slices.py's `Render`), in pieces: a
+    huge text stays a piece of its own, never copied into a join."""
     assert isinstance(entry, StoredEntry)
     view = view_entry(entry, redactor, data)
-    return "".join(f"{line}\n" for line in _md_entry(labels, view))
+    return joined(_md_entry(labels, view))
 
 
 def _ending_once(pieces: Iterable[Piece]) -> Iterator[Piece]:
-    """``pieces`` with the whitespace at the very end replaced by one newline: the
-    whitespace a piece ends with is held back until more text follows it."""
-    held = ""
+    """``pieces`` with the whitespace at the very end replaced by one newline. Each
+    piece passes on as it is, save the last that holds more than whitespace (held
+    back until another such piece comes): only that one is cut."""
+    last: Piece | None = None
+    blank: list[Piece] = []  # the pieces of whitespace since
     for piece in pieces:
-        if isinstance(piece, Utf8Piece):
-            body, space = _stripped(piece.data)
-            if body:
-                if held:
-                    yield held
-                yield Utf8Piece(body)
-                held = space
-            else:
-                held += space
+        if _blank(piece):
+            blank.append(piece)
             continue
-        text = piece.rstrip()
-        if text:
-            yield held + text
-            held = piece[len(text) :]
-        else:
-            held += piece
+        if last is not None:
+            yield last
+        yield from blank
+        last, blank = piece, []
+    if isinstance(last, Utf8Piece):
+        yield Utf8Piece(_stripped(last.data)[0])
+    elif last is not None:
+        yield last.rstrip()
     yield "\n"
+
+
+def _blank(piece: Piece) -> bool:
+    """Whether ``piece`` holds whitespace only (or nothing), as ``str.isspace`` says."""
+    if isinstance(piece, str):
+        return not piece or piece.isspace()
+    data = piece.data
+    # its first characters decide, unless all of them are whitespace
+    head = data[:_TAIL_BYTES].decode("utf-8", "ignore")
+    if head and not head.isspace():
+        return False
+    return not data or data.decode("utf-8").isspace()
 
 
 _TAIL_BYTES = 64  # of a worker's piece decoded to find the whitespace it ends with
@@ -120,58 +130,80 @@ def _outline(plan: ExportPlan) -> list[str]:
 
 
 def _md_entry(labels: dict[str, str], view: EntryView) -> list[str]:
+    """The entry's Markdown in pieces (joined, its text), each text of it one piece."""
     entry = view.entry
     label = labels.get(entry.id)
     tag = f" · label **{label}**" if label else ""
     if view.is_note:
         note = " · ".join(p.text for p in view.parts if p.kind == "note")
-        lines = [f"*{note}* · {_code(entry.id)}{tag}", ""]
+        pieces = [f"*{note}* · {_code(entry.id)}{tag}\n\n"]
         parts = [p for p in view.parts if p.kind != "note"]
     else:
         detail = f" · {view.detail}" if view.detail else ""
-        lines = [
-            f"### {view.heading}{detail}",
-            "",
-            f"{_code(entry.id)} · {entry.timestamp}{tag}",
-            "",
-        ]
+        pieces = [f"### {view.heading}{detail}\n\n{_code(entry.id)} · {entry.timestamp}{tag}\n\n"]
         parts = view.parts
     for part in parts:
-        lines += _md_part(part)
-    return lines
+        pieces += _md_part(part)
+    return pieces
 
 
 def _md_part(part: Part) -> list[str]:
     if part.kind == "text":
-        return [part.text, ""]
+        return [*part.pieces, "\n\n"]
     if part.kind == "thinking":
-        quoted = [f"> {line}" if line else ">" for line in part.text.split("\n")]
-        return ["> **Thinking**", ">", *quoted, ""]
+        quoted = "\n".join(f"> {line}" if line else ">" for line in part.text.split("\n"))
+        return ["> **Thinking**\n>\n", quoted, "\n\n"]
     if part.kind == "tool-call":
         call = f"**Tool call** {_code(part.title)}" + (f" · {_code(part.ref)}" if part.ref else "")
-        return [call, "", _fence(part.text, "json"), ""]
+        return [f"{call}\n\n", *_fence(part.text, "json")]
     if part.kind == "output":
         title = "**Error output**" if part.title == "error" else "**Output**"
-        text = part.text.removesuffix("\n")
-        return [title, "", _fence(text), ""] if text else ["*(no output)*", ""]
+        pieces = part.pieces
+        if sum(map(len, pieces)) <= 1 and part.text in ("", "\n"):
+            return ["*(no output)*\n\n"]
+        return [f"{title}\n\n", *_fence(pieces, newline_ends=True)]
     if part.kind == "command":
-        return [_fence(f"$ {part.text}", "sh"), ""]
+        return [*_fence(f"$ {part.text}", "sh")]
     if part.kind == "image":
-        return [f"*[image: {part.mime or 'unknown type'}, {len(part.text) * 3 // 4} bytes]*", ""]
+        return [f"*[image: {part.mime or 'unknown type'}, {len(part.text) * 3 // 4} bytes]*\n\n"]
     if part.kind == "error":
-        return [f"**Error:** {part.text}", ""]
+        return [f"**Error:** {part.text}\n\n"]
     if part.kind == "note":
-        return [f"*{part.text}*", ""]
-    return [f"**{part.title or 'data'}**", "", _fence(part.text, "json"), ""]
+        return [f"*{part.text}*\n\n"]
+    return [f"**{part.title or 'data'}**\n\n", *_fence(part.text, "json")]
 
 
-def _fence(text: str, lang: str = "") -> str:
-    """``text`` fenced by more backticks than any run of them in it (at least three)."""
-    longest = 0
-    while "`" * (longest + 1) in text:  # found in C; most texts have no backtick
-        longest += 1
-    ticks = "`" * max(3, 1 + longest)
-    return f"{ticks}{lang}\n{text}\n{ticks}"
+def _fence(text: str | list[str], lang: str = "", *, newline_ends: bool = False) -> list[str]:
+    """``text`` (or its pieces) fenced by more backticks than any run of them in it (at
+    least three), then a blank line, in pieces: the text is passed on, not copied.
+    With ``newline_ends``, a newline ending the text ends its last line (it is not
+    shown as an empty line)."""
+    pieces = [text] if isinstance(text, str) else text
+    ticks = "`" * (_longest_backtick_run(pieces) + 1)
+    last = next((piece for piece in reversed(pieces) if piece), "")
+    close = f"{ticks}\n\n" if newline_ends and last.endswith("\n") else f"\n{ticks}\n\n"
+    return [f"{ticks}{lang}\n", *pieces, close]
+
+
+def _longest_backtick_run(pieces: list[str]) -> int:
+    """The longest run of backticks in ``pieces`` joined (a run may cross from one
+    piece into the next), or 2 if none is longer: three backticks fence those."""
+    longest = 2
+    ending = 0  # backticks at the end of the pieces so far
+    for piece in pieces:
+        if "`" not in piece:  # found in C; most texts hold no backtick
+            ending = 0
+            continue
+        starting = len(piece) - len(piece.lstrip("`"))
+        if starting == len(piece):
+            ending += starting
+            longest = max(longest, ending)
+            continue
+        longest = max(longest, ending + starting)
+        while "`" * (longest + 1) in piece:
+            longest += 1
+        ending = len(piece) - len(piece.rstrip("`"))
+    return longest
 
 
 def _code(text: str) -> str:

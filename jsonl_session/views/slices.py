@@ -45,12 +45,13 @@ SLICE_ENTRIES = 1024  # ...or this many entries, whichever comes first
 # (the texts of four slices wait in memory at once: two queued for each worker)
 
 EntryRecord = tuple[Any, ...]  # StoredEntry's fields, its `source` left out
-Render = Callable[[StoredEntry | bytes, Any, Any, Any, Redactor], str | bytes]
+Render = Callable[[StoredEntry | bytes, Any, Any, Any, Redactor], str | list[str] | bytes]
 """How an entry is rendered: (the entry, or a damaged line's bytes; its body; what
-the caller says of that entry; what the caller says of all; the redactor) -> text,
-or its UTF-8 holding no lone surrogate (as orjson writes) for a render that writes
-bytes itself (json.py's: every entry of a slice then as bytes). A module-level
-function, so a worker finds it by name."""
+the caller says of that entry; what the caller says of all; the redactor) -> text;
+or its pieces (`joined`: a huge text one of them, not copied into a join); or its
+UTF-8 holding no lone surrogate (as orjson writes) for a render that writes bytes
+itself (json.py's: every entry of a slice then as bytes). A module-level function,
+so a worker finds it by name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +173,51 @@ def text_of(piece: Piece) -> str:
     return piece if isinstance(piece, str) else piece.data.decode("utf-8")
 
 
+JOINED_CHARS = 1 << 16
+"""Pieces of text are joined up to about this many characters, and a longer one is
+handed on alone, never copied into a join: a text holding one emoji takes four bytes
+a character, and a copy of hundreds of MB of it costs more than the rest of its
+rendering."""
+
+
+def joined(pieces: list[str]) -> list[str]:
+    """``pieces`` with small ones joined into pieces of up to about `JOINED_CHARS`
+    characters (an entry's text is then one piece, unless it is long); a longer
+    piece stays as it is."""
+    out: list[str] = []
+    run: list[str] = []
+    size = 0
+    for piece in pieces:
+        if len(piece) >= JOINED_CHARS:
+            if run:
+                out.append("".join(run))
+                run, size = [], 0
+            out.append(piece)
+            continue
+        run.append(piece)
+        size += len(piece)
+        if size >= JOINED_CHARS:
+            out.append("".join(run))
+            run, size = [], 0
+    if run or not out:
+        out.append("".join(run))
+    return out
+
+
+def utf8_of(texts: list[str]) -> tuple[bytes, bool]:
+    """``texts`` joined, as UTF-8, and whether that holds no lone surrogate (one is
+    kept, as ``surrogatepass`` writes it); a long text is encoded on its own."""
+    chunks: list[bytes] = []
+    plain = True
+    for text in joined(texts):
+        try:
+            chunks.append(text.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate (rare): kept, to be decoded back
+            chunks.append(text.encode("utf-8", "surrogatepass"))
+            plain = False
+    return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), plain
+
+
 JOINED_BYTES = 1 << 16
 """Small pieces are joined up to about this many bytes for a byte stream: a write
 each, not one per entry."""
@@ -258,7 +304,7 @@ def render_slice(job: Slice) -> tuple[bytes, dict[str, int], bool]:
     for entry in entries:
         entry.source = source
     bodies = iter(raw_lines(entries))
-    pieces: list[Any] = []  # all str, or all bytes (see Render)
+    pieces: list[Any] = []  # all texts (str or pieces), or all bytes (see Render)
     context = job.context
     decode = job.body
     for index, item in enumerate(items):
@@ -274,8 +320,13 @@ def render_slice(job: Slice) -> tuple[bytes, dict[str, int], bool]:
             redactor.counts = before  # the caller counted this entry's secrets
     if pieces and isinstance(pieces[0], bytes):  # UTF-8 without a lone surrogate
         return job.separator.encode().join(pieces), dict(redactor.counts), True
-    text = job.separator.join(pieces)
-    try:
-        return text.encode("utf-8"), dict(redactor.counts), True
-    except UnicodeEncodeError:  # a lone surrogate (rare): kept, to be decoded back
-        return text.encode("utf-8", "surrogatepass"), dict(redactor.counts), False
+    texts: list[str] = []
+    for index, piece in enumerate(pieces):
+        if index and job.separator:
+            texts.append(job.separator)
+        if isinstance(piece, list):
+            texts += piece
+        else:
+            texts.append(piece)
+    data, plain = utf8_of(texts)
+    return data, dict(redactor.counts), plain

@@ -24,17 +24,48 @@ PartKind = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class Part:
     """One piece of an entry: ``text`` is what is shown (already redacted);
     ``title`` names it (a tool name, "details"), ``ref`` is a tool call's id; images
-    carry ``mime``."""
+    carry ``mime``. A text the redactor rebuilt is held in its `pieces` until
+    someone asks for it whole."""
 
-    kind: PartKind
-    text: str
-    title: str = ""
-    mime: str = ""
-    ref: str = ""
+    __slots__ = ("_text", "kind", "mime", "ref", "title")
+
+    def __init__(
+        self,
+        kind: PartKind,
+        text: str | list[str],
+        title: str = "",
+        mime: str = "",
+        ref: str = "",
+    ) -> None:
+        self.kind, self.title, self.mime, self.ref = kind, title, mime, ref
+        self._text = text[0] if isinstance(text, list) and len(text) == 1 else text
+
+    @property
+    def text(self) -> str:
+        if isinstance(self._text, list):
+            self._text = "".join(self._text)  # once: it is asked for again
+        return self._text
+
+    @property
+    def pieces(self) -> list[str]:
+        """The text in pieces (see `Redactor.text_pieces`): a renderer that writes
+        them one by one never copies a huge text into a join."""
+        return self._text if isinstance(self._text, list) else [self._text]
+
+    def _key(self) -> tuple[str, str, str, str, str]:
+        return (self.kind, self.text, self.title, self.mime, self.ref)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Part) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Part{self._key()!r}"
 
 
 @dataclass(slots=True)
@@ -147,7 +178,7 @@ def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> E
         for part in _content_parts(content, r):
             output = part.kind == "text"
             view.parts.append(
-                Part("output", part.text, "error" if error else "") if output else part
+                Part("output", part.pieces, "error" if error else "") if output else part
             )
         if not view.parts:
             view.parts.append(Part("output", ""))
@@ -170,7 +201,7 @@ def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> E
 def _bash_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> EntryView:
     view = EntryView(entry, "bash", "Shell command")
     view.parts.append(Part("command", r.text(as_text(message.get("command", "")))))
-    view.parts.append(Part("output", r.text(as_text(message.get("output", "")))))
+    view.parts.append(Part("output", r.text_pieces(as_text(message.get("output", "")))))
     facts = []
     if message.get("exitCode") is not None:
         facts.append(f"exit code {message['exitCode']}")
@@ -196,7 +227,11 @@ def _summary_view(entry: StoredEntry, data: dict[str, Any], r: Redactor) -> Entr
     if data.get("fromHook") is True:
         detail += ", made by an extension"
     view = EntryView(
-        entry, "summary", heading, detail, [Part("text", r.text(as_text(data.get("summary", ""))))]
+        entry,
+        "summary",
+        heading,
+        detail,
+        [Part("text", r.text_pieces(as_text(data.get("summary", ""))))],
     )
     if data.get("details") is not None:
         view.parts.append(Part("json", dump_json(r.value(data["details"])), "details"))
@@ -221,14 +256,14 @@ def _custom_view(entry: StoredEntry, data: dict[str, Any], r: Redactor) -> Entry
 
 def _content_parts(content: Any, r: Redactor) -> list[Part]:
     if isinstance(content, str):
-        return [Part("text", r.text(content))]
+        return [Part("text", r.text_pieces(content))]
     if not isinstance(content, list):
         return [] if content is None else [Part("json", dump_json(r.value(content)))]
     parts: list[Part] = []
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(Part("text", r.text(block["text"])))
+            parts.append(Part("text", r.text_pieces(block["text"])))
         elif kind == "thinking":
             hidden = block.get("redacted") is True
             text = "(thinking redacted by the provider)" if hidden else block.get("thinking", "")

@@ -20,6 +20,7 @@ from jsonl_session import (
     textconv_chunks,
     write_export,
 )
+from jsonl_session.views import slices
 
 FORMATS = ("markdown", "html", "json")
 ENTRY_TEXT = 3_000  # characters of each message of the long session
@@ -125,3 +126,42 @@ def test_textconv_command_prints_the_transcript() -> None:
     code, shown, _ = invoke("textconv", path)
     assert code == 0
     assert shown == textconv(path)
+
+
+def _one_huge_output(folder: Path, output: str) -> Session:
+    session = Session.create(cwd="/w", session_dir=folder, fsync="never")
+    session.append_message({"role": "user", "content": "show the log", "timestamp": 1})
+    call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "cat log"}}
+    reply = {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 2}
+    session.append_message({**reply, "provider": "p", "model": "m", "api": "a"})
+    content = [{"type": "text", "text": output}]
+    result = {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": content}
+    session.append_message({**result, "isError": False, "timestamp": 3})
+    return Session.open(session.path)
+
+
+@pytest.mark.parametrize("ending", ["", "\n"])
+def test_a_huge_text_is_a_markdown_piece_of_its_own_not_copied_into_a_join(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    output = "line of the log ``\n" * 400 + "the end \U0001f600" + ending
+    session = _one_huge_output(tmp_path, output)
+    whole = export_session(session, "markdown").text
+    monkeypatch.setattr(slices, "JOINED_CHARS", 1000)
+    pieces = list(export_chunks(session, "markdown", workers=1))
+    assert output in pieces  # alone, as the view holds it
+    assert "".join(pieces) == whole
+    assert whole.endswith("**Output**\n\n```\n" + output.removesuffix("\n") + "\n```\n")
+
+
+def test_a_worker_encodes_a_huge_text_apart_and_keeps_a_lone_surrogate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(slices, "JOINED_CHARS", 8)
+    texts = ["a", "b", "a huge \U0001f600 text", "c", "a huge one, lone \udc80 in it", "d"]
+    data, plain = slices.utf8_of(texts)
+    assert data.decode("utf-8", "surrogatepass") == "".join(texts)
+    assert not plain
+    assert slices.utf8_of(texts[:4]) == ("".join(texts[:4]).encode(), True)
+    assert slices.joined(texts) == ["ab", texts[2], "c", texts[4], "d"]
+    assert slices.joined([]) == [""]
