@@ -5,11 +5,15 @@ session's text."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from pathlib import Path
 
 import pytest
 from helpers_cli import invoke
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from locations import FIXTURES
 
 from jsonl_session import (
@@ -20,6 +24,7 @@ from jsonl_session import (
     textconv_chunks,
     write_export,
 )
+from jsonl_session.export import markdown
 from jsonl_session.views import slices
 
 FORMATS = ("markdown", "html", "json")
@@ -165,3 +170,18 @@ def test_a_worker_encodes_a_huge_text_apart_and_keeps_a_lone_surrogate(
     assert slices.utf8_of(texts[:4]) == ("".join(texts[:4]).encode(), True)
     assert slices.joined(texts) == ["ab", texts[2], "c", texts[4], "d"]
     assert slices.joined([]) == [""]
+
+
+@given(
+    text=st.text(alphabet="`a\n", max_size=60),
+    cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=5),
+)
+@settings(max_examples=400, deadline=None)
+def test_a_fence_over_pieces_is_the_fence_over_their_join(text: str, cuts: list[int]) -> None:
+    bounds = sorted({0, len(text), *(min(cut, len(text)) for cut in cuts)})
+    pieces = [text[start:end] for start, end in itertools.pairwise(bounds)]
+    runs = [len(run) for run in re.findall("`+", text)]
+    assert markdown._longest_backtick_run(pieces) == max([2, *runs])
+    for ends in (False, True):
+        fenced = markdown._fence(pieces, "sh", newline_ends=ends)
+        assert "".join(fenced) == "".join(markdown._fence(text, "sh", newline_ends=ends))

@@ -262,3 +262,18 @@ class TestTheMeasurement:
 def test_text_blocks_keep_their_shape() -> None:
     block = text_block("token=q1w2e3r4t5")
     assert Redactor().value(block) == {"type": "text", "text": "token=[REDACTED:token]"}
+
+
+def test_a_rebuilt_text_comes_in_narrow_pieces_whose_join_is_the_text() -> None:
+    secret = "ghp_" + "a1B2c3D4e5" * 4
+    text = ("plain words " * 100_000) + f"token {secret} then more \U0001f600 " + "tail " * 10
+    pieces = Redactor().text_pieces(text)
+    assert "".join(pieces) == Redactor().text(text) == redact_text(text)[0]
+    assert "[REDACTED:github-token]" in pieces
+    ascii_pieces = [piece for piece in pieces if piece.isascii()]
+    # kept stretches are slices as narrow as their own characters: not one wide text
+    assert sum(map(len, ascii_pieces)) > 1_000_000
+    assert max(map(len, pieces)) <= 1 << 20
+    untouched = "no secret here, only words " * 10
+    assert Redactor().text_pieces(untouched) == [untouched]
+    assert Redactor(enabled=False).text_pieces(text) == [text]
