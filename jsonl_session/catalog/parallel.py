@@ -44,19 +44,25 @@ def in_order(
     runs: Sequence[Run],
     workers: int,
     meanwhile: Callable[[], object] | None = None,
+    here: Callable[[Run], Callable[[Run], Result] | None] | None = None,
 ) -> Iterator[Result]:
     """``work(run)`` of each run, done by ``workers`` spawned processes, yielded in
     the order of ``runs`` as each is ready. ``work`` must be a module-level function
     and runs and results picklable. Closing the iterator early stops what has not
     started. ``meanwhile``: the caller's own work, done here once the first runs are
-    handed out (more of them then: the workers go on while it runs)."""
+    handed out (more of them then: the workers go on while it runs). ``here``: for a
+    run whose result would cost more to send back than to make, the function that
+    makes it in this process, in its turn (the workers go on meanwhile); else None."""
     from collections import deque
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
     pool = spawned_pool(workers)
 
-    def handed(run: Run) -> Future[Result]:
+    def handed(run: Run) -> Future[Result] | Callable[[], Result]:
+        local = here(run) if here is not None else None
+        if local is not None:
+            return lambda: local(run)
         try:  # (a worker that ended breaks the pool: the next submission says so)
             return pool.submit(work, run)
         except BrokenProcessPool as exc:
@@ -65,7 +71,7 @@ def in_order(
     try:
         # Two runs queued for each worker: a result waits in memory only as long as
         # the run before it takes.
-        pending: deque[Future[Result]] = deque()
+        pending: deque[Future[Result] | Callable[[], Result]] = deque()
         queued = 0
         while queued < min(len(runs), (2 if meanwhile is None else _MEANWHILE_QUEUED) * workers):
             pending.append(handed(runs[queued]))
@@ -77,6 +83,9 @@ def in_order(
             if queued < len(runs):
                 pending.append(handed(runs[queued]))
                 queued += 1
+            if not isinstance(done, Future):
+                yield done()
+                continue
             try:
                 result = done.result()
             except BrokenProcessPool as exc:

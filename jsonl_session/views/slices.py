@@ -41,6 +41,10 @@ PARALLEL_BYTES = 64 << 20
 starting a worker (a Python and the package, 0.3-0.5 s) costs what rendering a few
 tens of MB does."""
 SLICE_BYTES = 1 << 20  # bytes of lines a worker renders before handing its text back
+HERE_BYTES = 16 << 20
+"""An entry whose line is this long is a slice of its own, rendered in the calling
+process in its turn while the workers go on: from a worker its text would cross a
+pipe whole (pickled, sent, read, taken apart), which costs more than a worker saves."""
 SLICE_ENTRIES = 1024  # ...or this many entries, whichever comes first
 # (the texts of four slices wait in memory at once: two queued for each worker)
 
@@ -118,12 +122,16 @@ def lines_size(entries: Sequence[StoredEntry]) -> int:
 
 def slices_of(items: Sequence[StoredEntry | int]) -> list[tuple[int, int]]:
     """Entries (or their sizes) cut into (start, stop) ranges of about `SLICE_BYTES`
-    of lines or `SLICE_ENTRIES` entries."""
+    of lines or `SLICE_ENTRIES` entries; an entry of `HERE_BYTES` or more alone."""
     cuts: list[tuple[int, int]] = []
     start = size = 0
     for index, item in enumerate(items):
-        size += item if isinstance(item, int) else item.length
-        if size >= SLICE_BYTES or index + 1 - start >= SLICE_ENTRIES:
+        length = item if isinstance(item, int) else item.length
+        if length >= HERE_BYTES and index > start:
+            cuts.append((start, index))
+            start, size = index, 0
+        size += length
+        if size >= SLICE_BYTES or index + 1 - start >= SLICE_ENTRIES or length >= HERE_BYTES:
             cuts.append((start, index + 1))
             start, size = index + 1, 0
     if start < len(items):
@@ -269,7 +277,7 @@ def rendered_pieces(
     ``utf8``, a piece without a lone surrogate comes as its bytes (`Utf8Piece`).
     ``meanwhile``: the caller's work done while the workers render the first slices
     (catalog/parallel.py's `in_order`)."""
-    results = in_order(render_slice, slices, workers, meanwhile)
+    results = in_order(render_slice, slices, workers, meanwhile, _here)
     for index, (data, counts, plain) in enumerate(results):
         redactor.counts.update(counts)
         start = 0
@@ -282,6 +290,27 @@ def rendered_pieces(
                 (Utf8Piece(part) if utf8 and plain else part.decode("utf-8", "surrogatepass")),
             )
             start = end
+
+
+def _here(job: Slice) -> Callable[[Slice], tuple[bytes, dict[str, int], bool]] | None:
+    """How a slice of one huge line is rendered in this process (in_order's ``here``)."""
+    if len(job.records) != 1:
+        return None
+    item = job.records[0]
+    length = len(item) if isinstance(item, bytes) else item[_LENGTH]
+    return _render_here if length >= HERE_BYTES else None
+
+
+_LENGTH = StoredEntry.__struct_fields__.index("length")
+
+
+def _render_here(job: Slice) -> tuple[bytes, dict[str, int], bool]:
+    """`render_slice` in the calling process: the file it opens is let go after (it
+    closes once nothing refers to it), not kept as a worker keeps it."""
+    try:
+        return render_slice(job)
+    finally:
+        _sources.pop(job.path, None)
 
 
 _sources: dict[str, LineSource] = {}  # a worker's open files, one per session

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,14 @@ def test_a_worker_that_ends_abruptly_is_said_plainly(runs: int) -> None:
     # work lasts until the pool has seen it, so a submission is what finds it broken
     with pytest.raises(JsonlSessionError, match="ended abruptly"):
         list(parallel.in_order(os._exit, [3] * runs, 2, lambda: time.sleep(1.5)))
+
+
+def test_runs_the_caller_marks_are_done_here_in_their_turn() -> None:
+    def here(run: int) -> Callable[[int], Any] | None:
+        return (lambda n: ("here", os.getpid(), -n)) if -run % 10 == 3 else None
+
+    results = list(parallel.in_order(abs, [-n for n in range(40)], 2, here=here))
+    assert [r if isinstance(r, int) else r[2] for r in results] == list(range(40))
+    assert [r for r in results if not isinstance(r, int)] == [
+        ("here", os.getpid(), n) for n in (3, 13, 23, 33)
+    ]

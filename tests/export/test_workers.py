@@ -303,3 +303,34 @@ def test_a_json_export_starts_its_workers_before_it_makes_the_entries(
     text = "".join(export_chunks(session, "json", workers=2))
     assert events[0] == "pool" and events.count("pool") == 1
     assert text == "".join(export_chunks(Session.open(branched, cache=False), "json"))
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "html", "textconv"])
+def test_a_huge_line_is_rendered_here_in_its_turn_the_same_bytes(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    lengths = sorted(e.length for e in Session.open(branched, cache=False).entries)
+    monkeypatch.setattr(slices, "HERE_BYTES", lengths[-3])  # the three longest lines
+    here: list[int] = []
+    real = slices._render_here
+
+    def recorded(job: slices.Slice) -> Any:
+        here.append(len(job.records))
+        return real(job)
+
+    monkeypatch.setattr(slices, "_render_here", recorded)
+    if fmt == "textconv":
+        alone = "".join(textconv_chunks(branched, cache=False, workers=1))
+        assert "".join(textconv_chunks(branched, cache=False, workers=2)) == alone
+    else:
+        for redact in (False, True):
+            alone = _export(branched, fmt, 1, redact=redact)
+            assert _export(branched, fmt, 2, redact=redact) == alone
+    assert here and set(here) == {1}
+    assert slices._sources == {}  # the file it opened is let go
+
+
+def test_a_huge_line_is_a_slice_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(slices, "HERE_BYTES", 100)
+    sizes = [10, 10, 100, 10, 500, 100, 10, 10]
+    assert slices.slices_of(sizes) == [(0, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 8)]
