@@ -189,6 +189,10 @@ def _longest_backtick_run(pieces: list[str]) -> int:
     """The longest run of backticks in ``pieces`` joined (a run may cross from one
     piece into the next), or 2 if none is longer: three backticks fence those."""
     longest = 2
+    if len(pieces) == 1:  # most texts: one search ("```" found in C; most hold none)
+        while "`" * (longest + 1) in pieces[0]:
+            longest += 1
+        return longest
     ending = 0  # backticks at the end of the pieces so far
     for piece in pieces:
         if "`" not in piece:  # found in C; most texts hold no backtick

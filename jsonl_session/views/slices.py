@@ -192,6 +192,8 @@ def joined(pieces: list[str]) -> list[str]:
     """``pieces`` with small ones joined into pieces of up to about `JOINED_CHARS`
     characters (an entry's text is then one piece, unless it is long); a longer
     piece stays as it is."""
+    if sum(map(len, pieces)) < JOINED_CHARS:  # most entries: one join
+        return ["".join(pieces)]
     out: list[str] = []
     run: list[str] = []
     size = 0
