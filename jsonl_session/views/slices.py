@@ -278,9 +278,15 @@ def rendered_pieces(
     index, a piece), what they redacted added to ``redactor``'s counts. With
     ``utf8``, a piece without a lone surrogate comes as its bytes (`Utf8Piece`).
     ``meanwhile``: the caller's work done while the workers render the first slices
-    (catalog/parallel.py's `in_order`)."""
+    (catalog/parallel.py's `in_order`). A slice of one huge line is rendered here, in
+    its turn, a piece at a time (`_Here`)."""
     results = in_order(render_slice, slices, workers, meanwhile, _here)
-    for index, (data, counts, plain) in enumerate(results):
+    for index, result in enumerate(results):
+        if isinstance(result, _Here):
+            for piece in result.pieces(redactor):
+                yield index, piece
+            continue
+        data, counts, plain = result
         redactor.counts.update(counts)
         start = 0
         while start < len(data):
@@ -294,61 +300,59 @@ def rendered_pieces(
             start = end
 
 
-def _here(job: Slice) -> Callable[[Slice], tuple[bytes, dict[str, int], bool]] | None:
+Rendered = tuple[bytes, dict[str, int], bool]
+
+
+def _here(job: Slice) -> Callable[[Slice], Rendered | _Here] | None:
     """How a slice of one huge line is rendered in this process (in_order's ``here``)."""
     if len(job.records) != 1:
         return None
     item = job.records[0]
     length = len(item) if isinstance(item, bytes) else item[_LENGTH]
-    return _render_here if length >= HERE_BYTES else None
+    return _Here if length >= HERE_BYTES else None
 
 
 _LENGTH = StoredEntry.__struct_fields__.index("length")
 
 
-def _render_here(job: Slice) -> tuple[bytes, dict[str, int], bool]:
-    """`render_slice` in the calling process: the file it opens is let go after (it
-    closes once nothing refers to it), not kept as a worker keeps it."""
-    try:
-        return render_slice(job)
-    finally:
-        _sources.pop(job.path, None)
+class _Here:
+    """A slice rendered in the calling process when its pieces are taken: each piece
+    of its text goes on as it is made, never joined or encoded here (the file it
+    opens is let go after, not kept as a worker keeps it)."""
+
+    def __init__(self, job: Slice) -> None:
+        self.job = job
+
+    def pieces(self, redactor: Redactor) -> Iterator[Piece]:
+        """The pieces, what they redacted added to ``redactor``'s counts at the end."""
+        job = self.job
+        own = Redactor(enabled=job.redact)
+        try:
+            for index, text in enumerate(_entry_texts(job, own)):
+                if index and job.separator:
+                    yield job.separator
+                if isinstance(text, bytes):  # UTF-8 without a lone surrogate (see Render)
+                    yield Utf8Piece(text)
+                elif isinstance(text, str):
+                    yield text
+                else:
+                    yield from text
+        finally:
+            _sources.pop(job.path, None)
+        redactor.counts.update(own.counts)
 
 
 _sources: dict[str, LineSource] = {}  # a worker's open files, one per session
 
 
-def render_slice(job: Slice) -> tuple[bytes, dict[str, int], bool]:
+def render_slice(job: Slice) -> Rendered:
     """A worker's work: the slice's text, what it redacted (by kind) and whether the
     text is plain UTF-8 (no lone surrogate). The text comes back as UTF-8 (lone
     surrogates kept) and is decoded only when its turn comes, if at all: the texts
     waiting their turn stay compact (a str holding one emoji takes four bytes a
     character)."""
-    source = _sources.get(job.path)
-    if source is None and any(not isinstance(r, bytes) and r[-1] is None for r in job.records):
-        # a worker serves one export: the file stays open for its next slices
-        fd = os.open(job.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        source = _sources[job.path] = LineSource(Path(job.path), fd)
     redactor = Redactor(enabled=job.redact)
-    items = [item if isinstance(item, bytes) else StoredEntry(*item) for item in job.records]
-    entries = [item for item in items if isinstance(item, StoredEntry)]
-    for entry in entries:
-        entry.source = source
-    bodies = iter(raw_lines(entries))
-    pieces: list[Any] = []  # all texts (str or pieces), or all bytes (see Render)
-    context = job.context
-    decode = job.body
-    for index, item in enumerate(items):
-        said = context[index] if context is not None else None
-        if isinstance(item, bytes):
-            pieces.append(job.render(item, None, said, job.shared, redactor))
-            continue
-        data = decode(next(bodies))
-        counted = item.id in job.counted
-        before = Counter(redactor.counts) if counted else None
-        pieces.append(job.render(item, data, said, job.shared, redactor))
-        if before is not None:
-            redactor.counts = before  # the caller counted this entry's secrets
+    pieces: list[Any] = list(_entry_texts(job, redactor))  # texts (str or pieces), or bytes
     if pieces and isinstance(pieces[0], bytes):  # UTF-8 without a lone surrogate
         return job.separator.encode().join(pieces), dict(redactor.counts), True
     texts: list[str] = []
@@ -361,3 +365,33 @@ def render_slice(job: Slice) -> tuple[bytes, dict[str, int], bool]:
             texts.append(piece)
     data, plain = utf8_of(texts)
     return data, dict(redactor.counts), plain
+
+
+def _entry_texts(job: Slice, redactor: Redactor) -> Iterator[str | list[str] | bytes]:
+    """Each entry of the slice rendered (see `Render`), its secrets counted by
+    ``redactor`` unless the caller counted them already."""
+    source = _sources.get(job.path)
+    if source is None and any(not isinstance(r, bytes) and r[-1] is None for r in job.records):
+        # a worker serves one export: the file stays open for its next slices
+        fd = os.open(job.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        source = _sources[job.path] = LineSource(Path(job.path), fd)
+    items = [item if isinstance(item, bytes) else StoredEntry(*item) for item in job.records]
+    entries = [item for item in items if isinstance(item, StoredEntry)]
+    for entry in entries:
+        entry.source = source
+    bodies = iter(raw_lines(entries))
+    context = job.context
+    decode = job.body
+    for index, item in enumerate(items):
+        said = context[index] if context is not None else None
+        if isinstance(item, bytes):
+            yield job.render(item, None, said, job.shared, redactor)
+            continue
+        data = decode(next(bodies))
+        counted = item.id in job.counted
+        before = Counter(redactor.counts) if counted else None
+        rendered = job.render(item, data, said, job.shared, redactor)
+        del data  # (a huge body is let go before its text is taken on)
+        if before is not None:
+            redactor.counts = before  # the caller counted this entry's secrets
+        yield rendered

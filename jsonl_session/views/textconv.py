@@ -27,6 +27,7 @@ from jsonl_session.views.slices import (
     Slice,
     encoded_pieces,
     export_workers,
+    joined,
     record,
     rendered_pieces,
     slices_of,
@@ -128,7 +129,11 @@ def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterat
         bodies = iter(raw_lines(entries))
         for (_, item), before in zip(batch, befores, strict=False):
             data = None if isinstance(item, bytes) else loads_object(next(bodies))
-            yield item_block(item, data, before, None, None)
+            block = item_block(item, data, before, None, None)
+            if isinstance(block, str):
+                yield block
+            else:
+                yield from block
     yield "\n"
 
 
@@ -173,14 +178,17 @@ def item_block(
     before: Any,
     _shared: Any,
     _redactor: Any,
-) -> str:
-    """The block of one line of the file (views/slices.py's `Render`)."""
+) -> str | list[str]:
+    """The block of one line of the file (views/slices.py's `Render`): a long text
+    in it is indented a stretch at a time, its pieces not joined (a text holding one
+    emoji takes four bytes a character: hundreds of MB of it copied cost more than
+    the rest of its block)."""
     if isinstance(item, bytes):
         line, why = before
         return f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
     assert data is not None
     previous, repeated = before
-    return "\n\n" + _entry_block(item, data, previous, repeated)
+    return joined(["\n\n", *_entry_block(item, data, previous, repeated)])
 
 
 _BATCH = 1024  # lines of the file taken at once
@@ -188,8 +196,9 @@ _BATCH = 1024  # lines of the file taken at once
 
 def _entry_block(
     entry: StoredEntry, data: dict[str, Any], previous: str | None, repeated: bool
-) -> str:
-    lines = []
+) -> list[str]:
+    """The block's pieces (joined, its text)."""
+    lines: list[str] = []
     parent = entry.parent_id
     if parent != previous and (parent is not None or previous is not None):
         lines.append(f">> branch from {parent}" if parent is not None else ">> new root")
@@ -204,9 +213,52 @@ def _entry_block(
     if repeated:
         title += " · id used again (the later entry counts)"
     lines.append(title)
+    pieces: list[str] = []
     for part in view.parts:
-        lines.append(_indent(_plain_part(part)))
-    return "\n".join(lines)
+        if sum(map(len, part.pieces)) <= _STRETCH:
+            lines.append(_indent(_plain_part(part)))
+            continue
+        pieces += ["\n".join(lines), "\n", *_indented(_plain_pieces(part))]
+        lines = []
+    if not pieces:
+        return ["\n".join(lines)]
+    return [*pieces, "\n", "\n".join(lines)] if lines else pieces
+
+
+_STRETCH = 1 << 20  # characters of a long text indented at once
+
+
+def _indented(pieces: list[str]) -> list[str]:
+    """`_indent` of ``pieces`` joined, a stretch of about `_STRETCH` characters at a
+    time (each ends after a newline, so each line is indented once)."""
+    out: list[str] = []
+    carried = ""  # the start of a line that a piece did not end
+    for piece in pieces:
+        start = 0
+        while start < len(piece):
+            end = piece.find("\n", start + _STRETCH) + 1 or len(piece)
+            stretch = carried + piece[start:end] if carried else piece[start:end]
+            if stretch.endswith("\n"):
+                out.append(_indent(stretch))
+                carried = ""
+            else:
+                carried = stretch
+            start = end
+    out.append(_indent(carried))
+    return out
+
+
+def _plain_pieces(part: Part) -> list[str]:
+    """`_plain_part` in pieces: the part's text passed on as it is, not copied."""
+    if part.kind in ("tool-call", "json", "image"):
+        return [_plain_part(part)]
+    prefix = _PREFIXES.get(part.kind, "")
+    if part.kind == "output" and part.title:
+        prefix = f"({part.title}) "
+    return [prefix, *part.pieces] if prefix else part.pieces
+
+
+_PREFIXES = {"thinking": "(thinking) ", "command": "$ ", "error": "error: "}
 
 
 def _plain_part(part: Part) -> str:

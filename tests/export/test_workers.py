@@ -312,13 +312,13 @@ def test_a_huge_line_is_rendered_here_in_its_turn_the_same_bytes(
     lengths = sorted(e.length for e in Session.open(branched, cache=False).entries)
     monkeypatch.setattr(slices, "HERE_BYTES", lengths[-3])  # the three longest lines
     here: list[int] = []
-    real = slices._render_here
 
-    def recorded(job: slices.Slice) -> Any:
-        here.append(len(job.records))
-        return real(job)
+    class Recorded(slices._Here):
+        def __init__(self, job: slices.Slice) -> None:
+            here.append(len(job.records))
+            super().__init__(job)
 
-    monkeypatch.setattr(slices, "_render_here", recorded)
+    monkeypatch.setattr(slices, "_Here", Recorded)
     if fmt == "textconv":
         alone = "".join(textconv_chunks(branched, cache=False, workers=1))
         assert "".join(textconv_chunks(branched, cache=False, workers=2)) == alone

@@ -4,6 +4,7 @@ the file, only the end changes on append, damaged files still readable; and a re
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 import shutil
@@ -12,12 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import assistant_message, user_message
+from builders import assistant_message, assistant_with, user_message
 from helpers_cli import runner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from locations import FIXTURES, ROOT, copy_fixture
 
 from jsonl_session import Session
 from jsonl_session.cli import app
+from jsonl_session.views import textconv as textconv_module
 from jsonl_session.views.textconv import textconv
 
 DAMAGED = sorted(p.stem for p in FIXTURES.glob("damaged-*.jsonl"))
@@ -166,3 +170,37 @@ class TestGitDiff:
         assert "+>> branch from 0afda538" in diff
         assert "+  Start over with GraphQL." in diff
         assert "+!! line 17: damaged (invalid-json)" in diff
+
+
+@given(
+    text=st.text(alphabet="ab\n\x01\u00e9\U0001f600", max_size=80),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=5),
+    stretch=st.integers(min_value=1, max_value=12),
+)
+@settings(max_examples=400, deadline=None)
+def test_a_long_text_indented_a_stretch_at_a_time_is_indented_as_a_whole(
+    text: str, cuts: list[int], stretch: int
+) -> None:
+    bounds = sorted({0, len(text), *(min(cut, len(text)) for cut in cuts)})
+    pieces = [text[start:end] for start, end in itertools.pairwise(bounds)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(textconv_module, "_STRETCH", stretch)
+        assert "".join(textconv_module._indented(pieces)) == textconv_module._indent(text)
+
+
+def test_a_long_output_thinking_and_error_read_as_when_indented_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = Session.create(cwd="/w", session_dir=tmp_path, fsync="never")
+    long = "a line of output\x07 \U0001f600\n" * 300
+    session.append_message(user_message(long))
+    think = {"type": "thinking", "thinking": long}
+    session.append_message(assistant_with(think, {"type": "text", "text": "done"}))
+    for error in (False, True):
+        content = [{"type": "text", "text": long}]
+        result = {"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": content}
+        session.append_message({**result, "isError": error, "timestamp": 3})
+    whole = textconv(session.path, cache=False)
+    monkeypatch.setattr(textconv_module, "_STRETCH", 500)
+    assert textconv(session.path, cache=False) == whole
+    assert "  (error) a line of output\\x07" in whole
