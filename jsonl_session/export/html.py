@@ -29,7 +29,7 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run
-from jsonl_session.views.slices import Piece, text_of
+from jsonl_session.views.slices import Piece, joined, text_of
 from jsonl_session.views.transcript import EntryView, view_entry
 
 HIGHLIGHT_SPAN = 64 << 20
@@ -112,7 +112,7 @@ def _body(plan: ExportPlan, workers: int | None) -> Iterator[Piece]:
                     break
             view = next(views)
             before += view.entry.length
-            yield "\n" + _entry(plan.labels, parts, view, finder.call(view, parts))
+            yield from joined(["\n", *_entry(plan.labels, parts, view, finder.call(view, parts))])
 
 
 class SliceState:
@@ -144,12 +144,13 @@ def html_entry(
     said: CallsSaid,
     state: SliceState,
     redactor: Redactor,
-) -> str:
-    """One entry of the page, from its body, in a worker (views/slices.py's `Render`)."""
+) -> list[str]:
+    """One entry of the page, from its body, in a worker (views/slices.py's `Render`),
+    in pieces (a long output's text not joined)."""
     assert isinstance(entry, StoredEntry)
     view = view_entry(entry, redactor, data)
     parts = state.parts
-    return "\n" + _entry(state.labels, parts, view, call_told(said, view, parts))
+    return joined(["\n", *_entry(state.labels, parts, view, call_told(said, view, parts))])
 
 
 def _run_heading(plan: ExportPlan, run: Run) -> str:
@@ -162,8 +163,8 @@ def _run_heading(plan: ExportPlan, run: Run) -> str:
 
 def _entry(
     labels: dict[str, str], parts: PartRenderer, view: EntryView, call: CallSeen | None
-) -> str:
-    """One entry; ``call`` is the call it answers (a tool result)."""
+) -> list[str]:
+    """One entry, in pieces; ``call`` is the call it answers (a tool result)."""
     entry = view.entry
     anchor = escape(f"e-{entry.id}")
     ident = f'<a class="id mono" href="#{anchor}" title="link to this entry">{escape(entry.id)}</a>'
@@ -171,9 +172,9 @@ def _entry(
     chip = f'<span class="label">{escape(label)}</span>' if label else ""
     meta = _time(entry.timestamp) + ident + chip
     if entry.role == "system":
-        return _system(view, anchor, meta)
+        return [_system(view, anchor, meta)]
     if view.is_note or view.kind == "unknown":
-        return _note(parts, view, anchor, meta)
+        return [_note(parts, view, anchor, meta)]
     heading = f'<span class="who">{escape(view.heading)}</span>'
     detail = escape(view.detail)
     if call is not None and call.main:
@@ -182,11 +183,13 @@ def _entry(
     body = parts.parts(view, call)
     if view.kind == "summary":
         words = sum(len(p.text.split()) for p in view.parts if p.kind == "text")
-        body = f"<details><summary>The summary · {words} words</summary>{body}</details>"
-    return (
+        body = [f"<details><summary>The summary · {words} words</summary>", *body, "</details>"]
+    return [
         f'<section class="entry {escape(view.kind)}" id="{anchor}">'
-        f'<div class="meta">{heading}{detail}{meta}</div>{body}</section>'
-    )
+        f'<div class="meta">{heading}{detail}{meta}</div>',
+        *body,
+        "</section>",
+    ]
 
 
 def _note(parts: PartRenderer, view: EntryView, anchor: str, meta: str) -> str:
@@ -198,7 +201,9 @@ def _note(parts: PartRenderer, view: EntryView, anchor: str, meta: str) -> str:
     if len(rest) == 1 and rest[0].kind == "json":
         line = f'<details class="data"><summary>{line}</summary>{json_html(rest[0].text)}</details>'
     else:
-        line += "".join(parts.part(p) for p in rest)
+        for part in rest:
+            html = parts.part(part)
+            line += html if isinstance(html, str) else "".join(html)
     return f'<div class="entry note" id="{anchor}">{line}</div>'
 
 

@@ -59,20 +59,27 @@ class PartRenderer:
         self.calls: dict[int, dict[str, CallSeen]] = {}
         self.markup = Markup(budget)
 
-    def parts(self, view: EntryView, call: CallSeen | None = None) -> str:
-        """The parts of ``view``; ``call`` is the call a tool result answers."""
+    def parts(self, view: EntryView, call: CallSeen | None = None) -> list[str]:
+        """The parts of ``view`` in pieces (joined, its HTML; a long output's text
+        several of them, never joined); ``call`` is the call a tool result answers."""
         made: dict[str, CallSeen] = {}
-        text = "".join(self.part(part, call, made) for part in view.parts)
+        pieces: list[str] = []
+        for part in view.parts:
+            html = self.part(part, call, made)
+            if isinstance(html, str):
+                pieces.append(html)
+            else:
+                pieces += html
         if made:
             self.calls[view.entry.line] = made
             if len(self.calls) > self.REMEMBERED:
                 del self.calls[next(iter(self.calls))]  # the oldest
-        return text
+        return pieces
 
     def part(
         self, part: Part, call: CallSeen | None = None, made: dict[str, CallSeen] | None = None
-    ) -> str:
-        """One part; a tool call's is added to ``made`` (by its id)."""
+    ) -> str | list[str]:
+        """One part (a long output in pieces); a tool call's is added to ``made``."""
         kind = part.kind
         if kind == "text":
             return f'<div class="md">{self.markup.markdown(part.text)}</div>'
@@ -107,16 +114,18 @@ class PartRenderer:
         ref = f' <span class="count">{escape(part.ref)}</span>' if part.ref else ""
         return _details(summary + ref, body, "tool")
 
-    def _output(self, part: Part, call: CallSeen | None) -> str:
-        text = _plain(part.text).removesuffix("\n")
-        if not text:
-            return '<p class="stop">(no output)</p>'
-        lines = text.count("\n") + 1
+    def _output(self, part: Part, call: CallSeen | None) -> str | list[str]:
         error = part.title == "error"
         what = '<span class="is-error">Error output</span>' if error else "Output"
         path = ""
         if call is not None and call.name == "read" and not error:
             path = call.path
+        if not path and sum(map(len, part.pieces)) > LONG_OUTPUT:
+            return _long_output(part.pieces, what)
+        text = _plain(part.text).removesuffix("\n")
+        if not text:
+            return '<p class="stop">(no output)</p>'
+        lines = text.count("\n") + 1
         body = (
             self.markup.code(text, path=path)
             if path
@@ -143,6 +152,51 @@ class PartRenderer:
             if isinstance(change.get("oldText"), str) and isinstance(change.get("newText"), str)
         ]
         return "".join(diffs)
+
+
+LONG_OUTPUT = 1 << 20
+"""An output of more characters than this (none highlighted) is escaped a stretch of
+that many at a time and its pieces are not joined: copies of hundreds of MB of a text
+holding one emoji (four bytes a character) cost more than the rest of its page."""
+
+
+def _long_output(pieces: list[str], what: str) -> list[str]:
+    """`PartRenderer._output` of a long output that is not highlighted, in pieces."""
+    if any("\x1b" in piece for piece in pieces):  # colour codes (may span pieces)
+        pieces = [_plain("".join(pieces))]
+    starts = [(piece, start) for piece in pieces for start in range(0, len(piece), LONG_OUTPUT)]
+    last = len(starts) - 1  # (an empty piece has none)
+    lines = sum(piece.count("\n") for piece in pieces) + 1
+    escaped: list[str] = []
+    for index, (piece, start) in enumerate(starts):
+        stretch = piece[start : start + LONG_OUTPUT]
+        if index == last and stretch.endswith("\n"):  # (removesuffix: the last newline)
+            stretch = stretch[:-1]
+            lines -= 1
+        escaped.append(escape_text(stretch))  # (the stretch let go at once, if escaped)
+    if not any(escaped):
+        return ['<p class="stop">(no output)</p>']
+    first = "" if lines <= OPEN_OUTPUT_LINES else f" · {escape(_one_line_of(pieces, 90))}"
+    plural = "line" if lines == 1 else "lines"
+    opened = " open" if lines <= OPEN_OUTPUT_LINES else ""
+    head = f'<details class="output"{opened}><summary>{what} · {lines} {plural}{first}</summary>'
+    return [head, '<pre class="out">', *escaped, "</pre></details>"]
+
+
+def _one_line_of(stretches: list[str], width: int) -> str:
+    """`one_line` of the stretches joined, reading only their start when that says
+    enough (as one_line reads the text's)."""
+    start: list[str] = []
+    wanted = 2 * width + 64  # what one_line reads of a text first
+    for stretch in stretches:
+        start.append(stretch[:wanted])
+        wanted -= len(start[-1])
+        if wanted <= 0:
+            break
+    words = " ".join("".join(start).split())
+    if len(words) > width > 0:
+        return words[: width - 1] + "…"
+    return one_line("".join(stretches), width)
 
 
 def calls_made(view: EntryView) -> dict[str, CallSeen]:

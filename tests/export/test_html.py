@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
 from builders import (
     assistant_calling,
     assistant_message,
@@ -25,7 +26,7 @@ from helpers_large import generate
 from locations import copy_fixture
 
 from jsonl_session import Session
-from jsonl_session.export import export_html
+from jsonl_session.export import export_html, html_parts
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR42mO4o6YGRAwQ"
 
@@ -403,3 +404,30 @@ class TestLargeSessions:
         assert took < 30, f"{took:.1f} s"
         assert size < 2 * path.stat().st_size, f"{size / 1e6:.1f} MB"
         assert text.count('<section class="entry') > 5_000 and "<nav" in text
+
+
+_OUTPUTS = [
+    "short <b>&amp; sweet</b>\n",
+    "\n",
+    "".join(f"line {n} <tag> & more \U0001f600\n" for n in range(40)),
+    "   \n\n  \t" * 30 + "a few words: token ghp_" + "a1B2c3D4e5" * 4 + " <then> more" * 20,
+    "\x1b[31mred\x1b[0m <x>\n" * 30 + "\x1b]8;;http://e.x\x07link\x1b]8;;\x07\n",
+    "token ghp_" + "a1B2c3D4e5" * 4 + " <secret & text>\n" * 30,
+]
+
+
+@pytest.mark.parametrize("redact", [False, True])
+def test_a_long_output_escaped_a_stretch_at_a_time_is_the_page_escaped_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, redact: bool
+) -> None:
+    session = Session.create(cwd="/w", session_dir=tmp_path, fsync="never")
+    session.append_message(user_message("run them"))
+    for n, output in enumerate(_OUTPUTS):
+        for error in (False, True):
+            content = [{"type": "text", "text": output}]
+            result = {"role": "toolResult", "toolCallId": f"c{n}", "toolName": "bash"}
+            session.append_message({**result, "content": content, "isError": error, "timestamp": n})
+    whole = export_html(Session.open(session.path), redact=redact)
+    monkeypatch.setattr(html_parts, "LONG_OUTPUT", 7)
+    assert export_html(Session.open(session.path), redact=redact) == whole
+    assert whole.text.count("(no output)") == 2
