@@ -27,6 +27,7 @@ from jsonl_session import (
 from jsonl_session import breakdown as breakdown_module
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.line_sizes import DICT_WAY
+from jsonl_session.session import facade
 from jsonl_session.storage import loader, reading
 from jsonl_session.tokens import js_length
 from jsonl_session.usage import USAGE_KEYS, RecordedUsage, UsageTally
@@ -474,3 +475,23 @@ class TestLengthsAndJson:
         )
         assert dumps({"s": "x.0]", "t": "e+17}"}) == orjson.dumps({"s": "x.0]", "t": "e+17}"})
         assert dumps({"a": 1.5, "s": "no floats here"}) == b'{"a":1.5,"s":"no floats here"}'
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_the_context_is_projected_after_the_stored_figures_are_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: bool
+) -> None:
+    # each decodes the bodies on the path: one after the other, a huge body is held
+    # decoded once at a time, not twice
+    path = generate(tmp_path / "s.jsonl", 40, 2)
+    session = Session.open(path, cache=cache)
+    calls: list[str] = []
+    for name in ("project_path", "measure_spread", "stored_figures"):
+        real = getattr(facade, name)
+        monkeypatch.setattr(
+            facade, name, lambda *a, _n=name, _r=real, **k: (calls.append(_n), _r(*a, **k))[1]
+        )
+    expected = Session.open(path, cache=False).token_breakdown()
+    calls.clear()
+    assert session.token_breakdown() == expected
+    assert calls[-1] == "project_path" and len(calls) == 2

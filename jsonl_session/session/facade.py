@@ -304,14 +304,15 @@ class Session(EntryAppends):
         asking for them keeps its work under ``if __name__ == "__main__":``."""
         target = self._state.leaf if leaf_id is None else leaf_id
         path = self.branch_path(target) if target else []
-        # the projection is of that same path: walked once (`projection` walks it again)
-        use_path = bool(target) and target != EMPTY_LEAF
-        projection = project_path(path) if use_path else self.projection(leaf_id)
         entries = self._state.index.order
         if len(entries) == self._opened_with:  # as read from its file: its cached figures
             stored = stored_figures(self.path, self._cache, entries, largest, workers)
         else:
             stored = measure_spread(body_entries(entries), largest, workers)
+        # the projection is of that same path: walked once (`projection` walks it again).
+        # Made after the stored figures: a huge body is then decoded for one at a time
+        use_path = bool(target) and target != EMPTY_LEAF
+        projection = project_path(path) if use_path else self.projection(leaf_id)
         return breakdown(entries, path, projection, stored)
 
     # --- moving the leaf -------------------------------------------------------
