@@ -11,6 +11,7 @@ from typing import Any
 
 from jsonl_session.export.plan import ExportPlan, Spread
 from jsonl_session.format.entry import StoredEntry
+from jsonl_session.views import slices
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
 from jsonl_session.views.slices import Piece, Utf8Piece, joined, text_of
@@ -75,9 +76,23 @@ def _ending_once(pieces: Iterable[Piece]) -> Iterator[Piece]:
         last, blank = piece, []
     if isinstance(last, Utf8Piece):
         yield Utf8Piece(_stripped(last.data)[0])
-    elif last is not None:
-        yield last.rstrip()
+    elif last is not None:  # in slices: a huge text ending the document is not copied whole
+        kept = _kept_length(last)
+        step = slices.JOINED_CHARS
+        yield from (last[at : min(at + step, kept)] for at in range(0, kept, step))
     yield "\n"
+
+
+def _kept_length(text: str) -> int:
+    """``len(text.rstrip())``, read from the end (a copy of the text is not made)."""
+    end = len(text)
+    while end > 0:
+        start = max(0, end - _TAIL_BYTES)
+        kept = text[start:end].rstrip()
+        if kept:
+            return start + len(kept)
+        end = start
+    return 0
 
 
 def _blank(piece: Piece) -> bool:
@@ -92,7 +107,7 @@ def _blank(piece: Piece) -> bool:
     return not data or data.decode("utf-8").isspace()
 
 
-_TAIL_BYTES = 64  # of a worker's piece decoded to find the whitespace it ends with
+_TAIL_BYTES = 64  # of a piece read from its end to find the whitespace it ends with
 
 
 def _stripped(data: bytes) -> tuple[bytes, str]:
@@ -196,7 +211,7 @@ def _longest_backtick_run(pieces: list[str]) -> int:
     ending = 0  # backticks at the end of the pieces so far
     for piece in pieces:
         if "`" not in piece:  # found in C; most texts hold no backtick
-            ending = 0
+            ending = ending if not piece else 0  # (an empty piece ends no run)
             continue
         starting = len(piece) - len(piece.lstrip("`"))
         if starting == len(piece):

@@ -213,16 +213,21 @@ def _entry_block(
     if repeated:
         title += " · id used again (the later entry counts)"
     lines.append(title)
-    pieces: list[str] = []
+    blocks: list[str | list[str]] = [*lines]  # joined by newlines, the block's text
     for part in view.parts:
         if sum(map(len, part.pieces)) <= _STRETCH:
-            lines.append(_indent(_plain_part(part)))
-            continue
-        pieces += ["\n".join(lines), "\n", *_indented(_plain_pieces(part))]
-        lines = []
-    if not pieces:
-        return ["\n".join(lines)]
-    return [*pieces, "\n", "\n".join(lines)] if lines else pieces
+            blocks.append(_indent(_plain_part(part)))
+        else:
+            blocks.append(_indented(_plain_pieces(part)))
+    pieces: list[str] = []
+    for index, block in enumerate(blocks):
+        if index:
+            pieces.append("\n")
+        if isinstance(block, str):
+            pieces.append(block)
+        else:
+            pieces += block
+    return pieces
 
 
 _STRETCH = 1 << 20  # characters of a long text indented at once

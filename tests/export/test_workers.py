@@ -227,6 +227,9 @@ def test_a_markdown_end_is_the_same_whether_pieces_come_as_text_or_as_bytes(
     expected = "".join(markdown._ending_once(texts))
     assert "".join(map(slices.text_of, markdown._ending_once(pieces))) == expected
     assert expected == text.rstrip() + "\n"
+    with pytest.MonkeyPatch.context() as patch:  # the last text handed on in slices
+        patch.setattr(slices, "JOINED_CHARS", 3)
+        assert "".join(markdown._ending_once(texts)) == expected
 
 
 def test_a_long_run_of_whitespace_ending_a_piece_is_held_back_whole() -> None:

@@ -194,6 +194,9 @@ def test_a_long_output_thinking_and_error_read_as_when_indented_whole(
     session = Session.create(cwd="/w", session_dir=tmp_path, fsync="never")
     long = "a line of output\x07 \U0001f600\n" * 300
     session.append_message(user_message(long))
+    # long, short, long: each its own line of the block
+    blocks = [{"type": "text", "text": text} for text in (long, "short", long.rstrip("\n"))]
+    session.append_message({"role": "user", "content": [*blocks, *blocks], "timestamp": 2})
     think = {"type": "thinking", "thinking": long}
     session.append_message(assistant_with(think, {"type": "text", "text": "done"}))
     for error in (False, True):
