@@ -120,7 +120,7 @@ class PartRenderer:
         path = ""
         if call is not None and call.name == "read" and not error:
             path = call.path
-        if not path and sum(map(len, part.pieces)) > LONG_OUTPUT:
+        if not path and part.size > LONG_OUTPUT:
             return _long_output(part.pieces, what)
         text = _plain(part.text).removesuffix("\n")
         if not text:

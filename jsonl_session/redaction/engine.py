@@ -172,19 +172,19 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every secret replaced."""
         pieces = self.text_pieces(text)
-        return pieces[0] if len(pieces) == 1 else "".join(pieces)
+        return pieces if isinstance(pieces, str) else "".join(pieces)
 
-    def text_pieces(self, text: str) -> list[str]:
-        """``text`` with every secret replaced, in pieces whose join is `text`'s:
-        ``[text]`` when it holds none; else the stretches kept, each as narrow as
-        its own characters allow, and the placeholders. A caller that writes them
+    def text_pieces(self, text: str) -> str | list[str]:
+        """``text`` with every secret replaced: ``text`` itself when it holds none;
+        else in pieces whose join is `text`'s, the stretches kept (each as narrow as
+        its own characters allow) and the placeholders. A caller that writes them
         one by one never builds the whole text again, which for a huge text holding
         one emoji takes four bytes a character."""
         if not self.enabled or len(text) < _SHORTEST:
-            return [text]
+            return text
         spans = find_secrets(text)
         if not spans:
-            return [text]
+            return text
         pieces: list[str] = []
         at = 0
         for start, end, kind, _ in spans:

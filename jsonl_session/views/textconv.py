@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
@@ -188,7 +188,8 @@ def item_block(
         return f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
     assert data is not None
     previous, repeated = before
-    return joined(["\n\n", *_entry_block(item, data, previous, repeated)])
+    block = _entry_block(item, data, previous, repeated)
+    return "\n\n" + block if isinstance(block, str) else joined(["\n\n", *block])
 
 
 _BATCH = 1024  # lines of the file taken at once
@@ -196,9 +197,9 @@ _BATCH = 1024  # lines of the file taken at once
 
 def _entry_block(
     entry: StoredEntry, data: dict[str, Any], previous: str | None, repeated: bool
-) -> list[str]:
-    """The block's pieces (joined, its text)."""
-    lines: list[str] = []
+) -> str | list[str]:
+    """The block's text, or its pieces when a part of it is long."""
+    lines: list[str | list[str]] = []
     parent = entry.parent_id
     if parent != previous and (parent is not None or previous is not None):
         lines.append(f">> branch from {parent}" if parent is not None else ">> new root")
@@ -213,12 +214,16 @@ def _entry_block(
     if repeated:
         title += " · id used again (the later entry counts)"
     lines.append(title)
-    blocks: list[str | list[str]] = [*lines]  # joined by newlines, the block's text
+    blocks: list[str | list[str]] = lines  # joined by newlines, the block's text
+    long = False
     for part in view.parts:
-        if sum(map(len, part.pieces)) <= _STRETCH:
+        if len(part.text) <= _STRETCH:  # (never redacted here: never held in pieces)
             blocks.append(_indent(_plain_part(part)))
         else:
             blocks.append(_indented(_plain_pieces(part)))
+            long = True
+    if not long:  # most entries
+        return "\n".join(cast(list[str], blocks))
     pieces: list[str] = []
     for index, block in enumerate(blocks):
         if index:

@@ -30,7 +30,8 @@ class Part:
     carry ``mime``. A text the redactor rebuilt is held in its `pieces` until
     someone asks for it whole."""
 
-    __slots__ = ("_text", "kind", "mime", "ref", "title")
+    __slots__ = ("_pieces", "kind", "mime", "ref", "text", "title")
+    text: str  # (unset while the text is held in pieces: `__getattr__` joins them)
 
     def __init__(
         self,
@@ -41,19 +42,34 @@ class Part:
         ref: str = "",
     ) -> None:
         self.kind, self.title, self.mime, self.ref = kind, title, mime, ref
-        self._text = text[0] if isinstance(text, list) and len(text) == 1 else text
+        if isinstance(text, str):
+            self.text, self._pieces = text, None
+        elif len(text) == 1:
+            self.text, self._pieces = text[0], None
+        else:
+            self._pieces = text
 
-    @property
-    def text(self) -> str:
-        if isinstance(self._text, list):
-            self._text = "".join(self._text)  # once: it is asked for again
-        return self._text
+    def __getattr__(self, name: str) -> str:
+        # only for an attribute not set: the text, held in pieces (joined once)
+        if name == "text" and self._pieces is not None:
+            self.text = "".join(self._pieces)
+            return self.text
+        raise AttributeError(name)
 
     @property
     def pieces(self) -> list[str]:
         """The text in pieces (see `Redactor.text_pieces`): a renderer that writes
         them one by one never copies a huge text into a join."""
-        return self._text if isinstance(self._text, list) else [self._text]
+        return self._pieces if self._pieces is not None else [self.text]
+
+    def retyped(self, kind: PartKind, title: str = "") -> Part:
+        """This part's text as a part of another kind (pieces stay pieces)."""
+        return Part(kind, self.text if self._pieces is None else self._pieces, title)
+
+    @property
+    def size(self) -> int:
+        """The text's length, in characters (its pieces are not joined for it)."""
+        return len(self.text) if self._pieces is None else sum(map(len, self._pieces))
 
     def _key(self) -> tuple[str, str, str, str, str]:
         return (self.kind, self.text, self.title, self.mime, self.ref)
@@ -177,9 +193,7 @@ def _message_view(entry: StoredEntry, message: dict[str, Any], r: Redactor) -> E
             view.detail += " (error)"
         for part in _content_parts(content, r):
             output = part.kind == "text"
-            view.parts.append(
-                Part("output", part.pieces, "error" if error else "") if output else part
-            )
+            view.parts.append(part.retyped("output", "error" if error else "") if output else part)
         if not view.parts:
             view.parts.append(Part("output", ""))
         if message.get("details") is not None:

@@ -275,5 +275,5 @@ def test_a_rebuilt_text_comes_in_narrow_pieces_whose_join_is_the_text() -> None:
     assert sum(map(len, ascii_pieces)) > 1_000_000
     assert max(map(len, pieces)) <= 1 << 20
     untouched = "no secret here, only words " * 10
-    assert Redactor().text_pieces(untouched) == [untouched]
-    assert Redactor(enabled=False).text_pieces(text) == [text]
+    assert Redactor().text_pieces(untouched) is untouched
+    assert Redactor(enabled=False).text_pieces(text) is text
