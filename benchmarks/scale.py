@@ -18,9 +18,10 @@ Sections, chosen with --only (comma-separated; default: all of them):
            (`export -f markdown|html|json -o FILE`, Markdown with --redact); `textconv`
            (the commands with the cache warm).
   line     a session whose one tool result holds a --line-mb MiB text (a secret every
-           ~100 KB): `stats`, Markdown export without and with --redact, in MiB/s; and
-           `redact_text` alone on that much text without secrets and with a secret
-           every ~100 KB (a GitHub token or an AWS key id), in MiB/s.
+           ~100 KB): `stats`, Markdown export without and with --redact, HTML export
+           and `textconv`, in MiB/s, with their peak RSS; and `redact_text` alone on
+           that much text without secrets and with a secret every ~100 KB (a GitHub
+           token or an AWS key id), in MiB/s.
   appends  for each --append-sizes N, one `Session.append_message` to a session of N
            entries (median of 21, fsync never), and the next append after another
            Session object appended 1,000 lines (which it takes in first).
