@@ -9,10 +9,12 @@ Owns when an export is long enough to spread (`PARALLEL_BYTES` of lines), the sl
 function (the one-process export's own: export/markdown.py's, html.py's, json.py's,
 textconv.py's) and hands back the text and what it redacted. Its memory is one
 slice's, whatever the size of the session. A text without a lone surrogate may be
-handed on as the worker's bytes (`Utf8Piece`), which a file takes as they are. When to
-start the workers early is `warm_export`'s and `warm_workers`'; the pool (spawned
-processes, results in order) is catalog/parallel.py's and processes.py's; what goes
-around the entries is the caller's.
+handed on as the worker's bytes (`Utf8Piece`), which a file takes as they are. A line
+of `HERE_BYTES` or more is a slice of its own, rendered in the calling process in its
+turn (`_Here`), and a long text is handed on in pieces (`joined`), never copied into
+one. When to start the workers early is `warm_export`'s and `warm_workers`'; the pool
+(spawned processes, results in order) is catalog/parallel.py's and processes.py's;
+what goes around the entries is the caller's.
 """
 
 from __future__ import annotations
