@@ -166,8 +166,9 @@ def test_the_workers_start_with_the_export_and_none_are_left_behind(
     assert processes._warm is None
 
 
-def test_a_page_s_facts_are_read_by_a_worker_while_its_start_is_rendered(
-    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_an_export_s_facts_are_read_by_a_worker_while_the_others_render(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
     got: list[Any] = []
     real = plan.LaterFigures.get
@@ -177,22 +178,23 @@ def test_a_page_s_facts_are_read_by_a_worker_while_its_start_is_rendered(
         return got[-1]
 
     monkeypatch.setattr(plan.LaterFigures, "get", recording)
-    page = _export(branched, "html", 2, redact=True)
+    page = _export(branched, fmt, 2, redact=True)
     assert got and got[0] is not None and got[0].calls > 0
-    assert _export(branched, "html", 1, redact=True) == page
+    assert _export(branched, fmt, 1, redact=True) == page
 
 
-def test_a_worker_that_cannot_read_a_page_s_facts_leaves_the_page_as_it_is(
-    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_a_worker_that_cannot_read_the_facts_leaves_the_export_as_it_is(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
     # a module-level function the worker finds by name, called with the wrong arguments
     monkeypatch.setattr(plan, "figures_in_worker", os.stat)
     got: list[Any] = []
     real = plan.LaterFigures.get
     monkeypatch.setattr(plan.LaterFigures, "get", lambda self: got.append(real(self)))
-    page = _export(branched, "html", 2)
+    page = _export(branched, fmt, 2)
     assert got == [None]  # failed there: read here
-    assert _export(branched, "html", 1) == page
+    assert _export(branched, fmt, 1) == page
 
 
 def test_a_warm_pool_no_one_takes_is_let_go() -> None:
