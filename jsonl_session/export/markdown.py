@@ -175,12 +175,11 @@ def _md_part(part: Part) -> list[str]:
         return [f"{call}\n\n", *_fence(part.text, "json")]
     if part.kind == "output":
         title = "**Error output**" if part.title == "error" else "**Output**"
-        pieces = part.pieces
-        if sum(map(len, pieces)) <= 1 and part.text in ("", "\n"):
+        if part.size <= 1 and part.text in ("", "\n"):
             return ["*(no output)*\n\n"]
-        return [f"{title}\n\n", *_fence(pieces, newline_ends=True)]
+        return [f"{title}\n\n", *_fence(part.pieces, newline_ends=True)]
     if part.kind == "command":
-        return [*_fence(f"$ {part.text}", "sh")]
+        return _fence(f"$ {part.text}", "sh")
     if part.kind == "image":
         return [f"*[image: {part.mime or 'unknown type'}, {len(part.text) * 3 // 4} bytes]*\n\n"]
     if part.kind == "error":
@@ -213,7 +212,8 @@ def _longest_backtick_run(pieces: list[str]) -> int:
     ending = 0  # backticks at the end of the pieces so far
     for piece in pieces:
         if "`" not in piece:  # found in C; most texts hold no backtick
-            ending = ending if not piece else 0  # (an empty piece ends no run)
+            if piece:  # (an empty piece ends no run)
+                ending = 0
             continue
         starting = len(piece) - len(piece.lstrip("`"))
         if starting == len(piece):

@@ -330,15 +330,9 @@ class _Here:
         job = self.job
         own = Redactor(enabled=job.redact)
         try:
-            for index, text in enumerate(_entry_texts(job, own)):
-                if index and job.separator:
-                    yield job.separator
-                if isinstance(text, bytes):  # UTF-8 without a lone surrogate (see Render)
-                    yield Utf8Piece(text)
-                elif isinstance(text, str):
-                    yield text
-                else:
-                    yield from text
+            for text in _slice_texts(job, own):
+                # (bytes: UTF-8 without a lone surrogate, see Render)
+                yield Utf8Piece(text) if isinstance(text, bytes) else text
         finally:
             _sources.pop(job.path, None)
         redactor.counts.update(own.counts)
@@ -354,19 +348,25 @@ def render_slice(job: Slice) -> Rendered:
     waiting their turn stay compact (a str holding one emoji takes four bytes a
     character)."""
     redactor = Redactor(enabled=job.redact)
-    pieces: list[Any] = list(_entry_texts(job, redactor))  # texts (str or pieces), or bytes
-    if pieces and isinstance(pieces[0], bytes):  # UTF-8 without a lone surrogate
-        return job.separator.encode().join(pieces), dict(redactor.counts), True
-    texts: list[str] = []
-    for index, piece in enumerate(pieces):
-        if index and job.separator:
-            texts.append(job.separator)
-        if isinstance(piece, list):
-            texts += piece
-        else:
-            texts.append(piece)
+    texts: list[Any] = list(_slice_texts(job, redactor))  # all str, or all bytes
+    if texts and isinstance(texts[0], bytes):  # UTF-8 without a lone surrogate
+        return b"".join(texts), dict(redactor.counts), True
     data, plain = utf8_of(texts)
     return data, dict(redactor.counts), plain
+
+
+def _slice_texts(job: Slice, redactor: Redactor) -> Iterator[str | bytes]:
+    """The slice's text in pieces, joined by nothing: each entry's (`_entry_texts`),
+    its pieces one by one, the slice's separator between entries (as bytes between
+    a render's bytes)."""
+    separator, encoded = job.separator, job.separator.encode()
+    for index, text in enumerate(_entry_texts(job, redactor)):
+        if index and separator:
+            yield encoded if isinstance(text, bytes) else separator
+        if isinstance(text, list):
+            yield from text
+        else:
+            yield text
 
 
 def _entry_texts(job: Slice, redactor: Redactor) -> Iterator[str | list[str] | bytes]:

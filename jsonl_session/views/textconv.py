@@ -199,10 +199,10 @@ def _entry_block(
     entry: StoredEntry, data: dict[str, Any], previous: str | None, repeated: bool
 ) -> str | list[str]:
     """The block's text, or its pieces when a part of it is long."""
-    lines: list[str | list[str]] = []
+    blocks: list[str | list[str]] = []  # joined by newlines, the block's text
     parent = entry.parent_id
     if parent != previous and (parent is not None or previous is not None):
-        lines.append(f">> branch from {parent}" if parent is not None else ">> new root")
+        blocks.append(f">> branch from {parent}" if parent is not None else ">> new root")
     view = view_entry(entry, data=data)
     what = (entry.role or "message") if entry.type == "message" else entry.type
     if entry.type == "custom" and entry.custom_type:
@@ -213,8 +213,7 @@ def _entry_block(
     title += f" · {entry.timestamp} · parent {parent or 'none'}"
     if repeated:
         title += " · id used again (the later entry counts)"
-    lines.append(title)
-    blocks: list[str | list[str]] = lines  # joined by newlines, the block's text
+    blocks.append(title)
     long = False
     for part in view.parts:
         if len(part.text) <= _STRETCH:  # (never redacted here: never held in pieces)
@@ -260,34 +259,32 @@ def _indented(pieces: list[str]) -> list[str]:
 
 def _plain_pieces(part: Part) -> list[str]:
     """`_plain_part` in pieces: the part's text passed on as it is, not copied."""
-    if part.kind in ("tool-call", "json", "image"):
+    if part.kind in _REWRITTEN:
         return [_plain_part(part)]
-    prefix = _PREFIXES.get(part.kind, "")
-    if part.kind == "output" and part.title:
-        prefix = f"({part.title}) "
+    prefix = _prefix(part)
     return [prefix, *part.pieces] if prefix else part.pieces
 
 
-_PREFIXES = {"thinking": "(thinking) ", "command": "$ ", "error": "error: "}
-
-
 def _plain_part(part: Part) -> str:
-    if part.kind == "thinking":
-        return f"(thinking) {part.text}"
     if part.kind == "tool-call":
         return f"-> {part.title} {_compact(part.text)}" + (f" ({part.ref})" if part.ref else "")
-    if part.kind == "command":
-        return f"$ {part.text}"
     if part.kind == "image":
         digest = hashlib.sha256(part.text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         return f"[image {part.mime}, {len(part.text)} base64 chars, sha256 {digest}]"
-    if part.kind == "error":
-        return f"error: {part.text}"
     if part.kind == "json":
         return f"{part.title or 'data'}: {_compact(part.text)}" if part.text else ""
+    return _prefix(part) + part.text
+
+
+_REWRITTEN = frozenset({"tool-call", "image", "json"})  # shown otherwise than as their text
+_PREFIXES = {"thinking": "(thinking) ", "command": "$ ", "error": "error: "}
+
+
+def _prefix(part: Part) -> str:
+    """What goes before the text of a part shown as its text."""
     if part.kind == "output" and part.title:
-        return f"({part.title}) {part.text}"
-    return part.text
+        return f"({part.title}) "
+    return _PREFIXES.get(part.kind, "")
 
 
 def _compact(text: str) -> str:
