@@ -27,13 +27,18 @@ class NotJson(ValueError):
 
 def is_utf8(raw: bytes | memoryview) -> bool:
     """Whether ``raw`` is valid UTF-8, checked in slices so a large file is not
-    copied into one string (256 KiB slices: each fits in the CPU cache, and there
-    are few calls). A view is checked where it lies, without a copy."""
+    copied into one string. A view is checked where it lies, without a copy.
+
+    Each slice is decoded into a string that is let go at once. Slices are 24 KiB:
+    in a new process, the strings of slices of 48 KiB to 256 KiB were several times
+    slower to make (page faults, each string on memory the allocator had just given
+    back) until the process had let go of a large block, so the check of an 18 MB
+    file took 20-32 ms instead of 9 ms. A 500 MB file takes 183 ms, not 160 ms."""
     if isinstance(raw, bytes) and raw.isascii():
         return True
     view = memoryview(raw)
     size = len(view)
-    step = 1 << 18
+    step = 24 << 10
     start = 0
     decode = codecs.utf_8_decode
     try:

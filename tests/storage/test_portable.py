@@ -1,5 +1,5 @@
 """The calls that differ between POSIX and Windows (storage/portable.py): the lock
-through filelock, the seek-and-read that stands in for ``os.pread`` where there is
+(flock, else filelock's), the seek-and-read that stands in for ``os.pread`` where there is
 none, setting a mode without ``fchmod``, and a package that imports with no POSIX-only
 module. The lock's behaviour across real processes is test_concurrency.py's; these
 run the same functions store.py calls, on one machine's descriptors."""
@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers_write import new_session, try_lock
@@ -35,8 +36,9 @@ def imported_modules(path: Path) -> set[str]:
     return found
 
 
-# imported only inside a function that runs on Linux alone (a pool's pipes made wider)
-LINUX_ONLY_CALLS = {"jsonl_session/processes.py: fcntl"}
+# imported only inside a function, where it may be missing: a pool's pipes made wider
+# (Linux alone), the lock (flock where fcntl imports, else filelock's)
+GUARDED_IMPORTS = {"jsonl_session/processes.py: fcntl", "jsonl_session/storage/portable.py: fcntl"}
 
 
 class TestNothingPosixOnly:
@@ -46,12 +48,29 @@ class TestNothingPosixOnly:
             for path in PACKAGE.rglob("*.py")
             for name in imported_modules(path) & POSIX_ONLY
         }
-        assert found == LINUX_ONLY_CALLS
+        assert found == GUARDED_IMPORTS
 
     def test_the_linux_only_import_is_inside_a_linux_only_branch(self) -> None:
         source = (PACKAGE / "processes.py").read_text(encoding="utf-8")
         guard = source.index('if not sys.platform.startswith("linux"):\n        return')
         assert guard < source.index("import fcntl") and source.count("import fcntl") == 1
+
+    def test_the_lock_imports_fcntl_in_a_function_that_falls_back_to_filelock(self) -> None:
+        source = (PACKAGE / "storage" / "portable.py").read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        imports = [
+            (function.name, node)
+            for function in ast.walk(tree)
+            if isinstance(function, ast.FunctionDef)
+            for node in ast.walk(function)
+            if isinstance(node, ast.Try)
+            and any(isinstance(i, ast.Import) for i in node.body)
+            and any(
+                isinstance(h.type, ast.Name) and h.type.id == "ImportError" for h in node.handlers
+            )
+        ]
+        assert [name for name, _ in imports] == ["_flock_calls"]
+        assert source.count("import fcntl") == 1
 
     def test_the_package_imports_and_reads_where_fcntl_cannot_be_imported(
         self, tmp_path: Path
@@ -75,6 +94,44 @@ class TestNothingPosixOnly:
         )
         assert done.returncode == 0, done.stderr
         assert int(done.stdout) > 0
+
+    def test_without_fcntl_the_lock_is_filelocks(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import filelock
+
+        taken: list[int] = []
+        real = filelock.lock_descriptor
+
+        def spy(fd: int, **options: Any) -> bool:
+            taken.append(fd)
+            return real(fd, **options)
+
+        monkeypatch.setattr(filelock, "lock_descriptor", spy)
+        monkeypatch.setattr(portable, "_flock_calls", lambda: None)
+        monkeypatch.setattr(portable, "_native_calls", None)
+        session, _, _ = new_session(tmp_path)
+        taken.clear()
+        session.append_custom("t", {"n": 1})
+        assert taken
+        assert Session.open(session.path, cache=False).entries[-1].type == "custom"
+        with store.locked(session.path, "never"):
+            assert not try_lock(session.path)
+        assert try_lock(session.path)
+
+    def test_where_fcntl_imports_a_lock_does_not_import_filelock(self, tmp_path: Path) -> None:
+        session = copy_fixture(tmp_path, "branching")
+        code = (
+            "import sys\n"
+            "from jsonl_session import Session\n"
+            "Session.open(sys.argv[1]).append_custom('t', {'n': 1})\n"
+            "print('filelock' in sys.modules)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(session)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "False"
 
 
 class TestTheLock:
@@ -113,6 +170,25 @@ class TestTheLock:
         finally:
             portable.close_locked(first)
             os.close(second)
+
+    def test_it_and_filelocks_lock_exclude_each_other(self, tmp_path: Path) -> None:
+        from filelock import lock_descriptor, unlock_descriptor
+
+        path = tmp_path / "f"
+        path.write_bytes(b"")
+        ours, theirs = os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+        try:
+            assert portable.try_lock(ours)
+            assert not lock_descriptor(theirs, blocking=False)
+            portable.close_locked(ours)
+            ours = os.open(path, os.O_RDONLY)
+            assert lock_descriptor(theirs, blocking=False)
+            assert not portable.try_lock(ours)
+            unlock_descriptor(theirs)
+            assert portable.try_lock(ours)
+        finally:
+            portable.close_locked(ours)
+            os.close(theirs)
 
     def test_store_holds_it_while_locked_and_gives_it_back(self, tmp_path: Path) -> None:
         session, _, _ = new_session(tmp_path)
