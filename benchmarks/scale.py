@@ -25,10 +25,12 @@ Sections, chosen with --only (comma-separated; default: all of them):
   appends  for each --append-sizes N, one `Session.append_message` to a session of N
            entries (median of 21, fsync never), and the next append after another
            Session object appended 1,000 lines (which it takes in first).
-  pi       pi 1.5.2's `SessionManager.open` + `buildSessionContext` on the big session,
-           in node, beside ours. Needs node and the peer ../shared/tools/pi15/setup.sh
-           builds ($PI15_PEER_DIR, default /tmp/pi15-peer); skipped, saying why, without.
-           The target: our first open + context with an empty cache <= 0.25x pi's.
+  pi       pi 1.5.2's `SessionManager.open` + `buildSessionContext` on the big session
+           (or on one session of each --pi-mb size), in node, beside ours and the
+           decode floor. Needs node and the peer ../shared/tools/pi15/setup.sh builds
+           ($PI15_PEER_DIR, default /tmp/pi15-peer); skipped, saying why, without.
+           The targets: our first open + context with an empty cache <= 0.25x pi's,
+           and <= 1x decoding every line.
 
 Times are the best of --runs (time.perf_counter), each beside floors measured in the
 same run on the same files: stat of every file (many); reading the bytes and splitting
@@ -54,13 +56,14 @@ cannot do gives a "failed" row, and the run goes on.
 
     python benchmarks/scale.py [--only sizes,many,big,line,appends,pi] [--runs 3]
         [--sizes 10000,100000] [--sessions 100] [--session-entries 1000]
-        [--big-mb 100] [--line-mb 20] [--append-sizes 1000,300000]
+        [--big-mb 100] [--pi-mb 18,180] [--line-mb 20] [--append-sizes 1000,300000]
 
 At issue 17's sizes, one section at a time (each needs a few GB of disk in $TMPDIR;
 line, a few GB of memory: the 200 MiB text is held as a str, redacted into another):
 
     python benchmarks/scale.py --only many --sessions 100000 --session-entries 20 --runs 1
     python benchmarks/scale.py --only big,pi --big-mb 500 --runs 1
+    python benchmarks/scale.py --only pi --pi-mb 18,180 --runs 5
     python benchmarks/scale.py --only line --line-mb 200 --runs 1
     python benchmarks/scale.py --only appends --append-sizes 1000,300000 --runs 3
     python benchmarks/scale.py --only sizes --sizes 10000,100000 --runs 3
@@ -94,6 +97,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=100, help="many: how many sessions")
     parser.add_argument("--session-entries", type=int, default=1000, help="many: entries each")
     parser.add_argument("--big-mb", type=float, default=100, help="big, pi: MiB of the session")
+    parser.add_argument(
+        "--pi-mb",
+        default="",
+        help="pi: MiB of each session measured beside pi, comma-separated (default: --big-mb)",
+    )
     parser.add_argument("--line-mb", type=float, default=20, help="line: MiB of the one text")
     parser.add_argument("--append-sizes", default="1000,300000", help="appends: entries")
     parser.add_argument("--runs", type=int, default=3)
@@ -129,13 +137,19 @@ def main() -> None:
         if "sizes" in only:
             for size in (int(s) for s in args.sizes.split(",") if s.strip()):
                 bench_size(report, size, work, cache_dir, args.runs, args.compact_every)
-        if only & {"big", "pi"}:
+        pi_sizes = [float(s) for s in args.pi_mb.split(",") if s.strip()]
+        if "big" in only or ("pi" in only and not pi_sizes):
             path, facts = big_session(work, args.big_mb)
             if "big" in only:
                 bench_big(report, path, facts, cache_dir, args.runs)
-            if "pi" in only:
+            if "pi" in only and not pi_sizes:
                 bench_pi(report, path, facts, work, cache_dir, args.runs)
             path.unlink()
+        if "pi" in only:
+            for mib in pi_sizes:
+                path, facts = big_session(work, mib, name="pi")
+                bench_pi(report, path, facts, work, cache_dir, args.runs)
+                path.unlink()
         if "appends" in only:
             sizes = [int(s) for s in args.append_sizes.split(",") if s.strip()]
             bench_appends(report, work, sizes, args.runs)

@@ -24,11 +24,11 @@ from scale_kit import (
 )
 
 
-def big_session(folder: Path, mib: float) -> tuple[Path, dict[str, Any]]:
+def big_session(folder: Path, mib: float, name: str = "big") -> tuple[Path, dict[str, Any]]:
     """A generated session of about ``mib`` MiB, for the big and pi sections."""
     from generate import write_session
 
-    path = folder / "big.jsonl"
+    path = folder / f"{name}.jsonl"
     entries = max(100, round(mib * 2**20 / BYTES_PER_ENTRY))
     return path, write_session(path, entries, seed=17)
 
@@ -116,6 +116,7 @@ def bench_pi(
     report: Report, path: Path, facts: dict[str, Any], folder: Path, cache_dir: Path, runs: int
 ) -> None:
     report.group = f"pi {facts['entries']:,}"
+    mib = facts["bytes"] / 2**20
     node = shutil.which("node")
     if node is None or not (PI_PEER / PI_PACKAGE).is_dir():
         why = "no node on PATH" if node is None else f"no pi 1.5.2 in {PI_PEER}"
@@ -147,6 +148,13 @@ def bench_pi(
         f"{pi['seconds']:.4f} s",
         f"peak {pi['peak']:.0f} MiB  {pi['messages']} messages",
     )
+    floor = attempt(report, "decode-each", lambda: measure(runs, "decode-each", path))
+    if floor is not None:
+        report.row(
+            "floor: orjson decode every line, each let go",
+            f"{floor['seconds']:.4f} s",
+            f"{mib:.1f} MiB",
+        )
     clear = clear_cache(cache_dir)
     for label, cache, setup in (
         ("ours: first open + context, empty cache", "on", clear),
@@ -161,6 +169,15 @@ def bench_pi(
             continue
         ratio = ours["seconds"] / pi["seconds"]
         note = f"  {ratio:.2f}x pi  peak {ours['peak']:.0f} MiB  {ours.get('messages')} messages"
+        if floor is not None:
+            note += f"  {ours['seconds'] / floor['seconds']:.2f}x decode-each"
         report.row(label, f"{ours['seconds']:.4f} s", note.strip())
         if cache == "on":
-            report.target("pi: first open + context, empty cache / pi 1.5.2", ratio, 0.25)
+            size = f"{mib:.0f} MiB"
+            report.target(f"pi {size}: first open + context, empty cache / pi 1.5.2", ratio, 0.25)
+            if floor is not None:
+                report.target(
+                    f"pi {size}: first open + context, empty cache / orjson decode",
+                    ours["seconds"] / floor["seconds"],
+                    1,
+                )
