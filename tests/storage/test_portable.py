@@ -36,6 +36,21 @@ def imported_modules(path: Path) -> set[str]:
     return found
 
 
+def python_output(code: str, *args: Path) -> str:
+    """What a fresh Python running ``code`` prints (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def two_descriptors(path: Path) -> tuple[int, int]:
+    """Two descriptors of a new empty file at ``path``, opened one after the other."""
+    path.write_bytes(b"")
+    return os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+
+
 # imported only inside a function, where it may be missing: a pool's pipes made wider
 # (Linux alone), the lock (flock where fcntl imports, else filelock's)
 GUARDED_IMPORTS = {"jsonl_session/processes.py: fcntl", "jsonl_session/storage/portable.py: fcntl"}
@@ -89,11 +104,7 @@ class TestNothingPosixOnly:
             "from jsonl_session import Session\n"
             "print(len(Session.open(sys.argv[1]).build_context().messages))\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code, str(session)], capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        assert int(done.stdout) > 0
+        assert int(python_output(code, session)) > 0
 
     def test_without_fcntl_the_lock_is_filelocks(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -127,11 +138,7 @@ class TestNothingPosixOnly:
             "Session.open(sys.argv[1]).append_custom('t', {'n': 1})\n"
             "print('filelock' in sys.modules)\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code, str(session)], capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "False"
+        assert python_output(code, session).strip() == "False"
 
 
 class TestTheLock:
@@ -161,9 +168,7 @@ class TestTheLock:
         assert try_lock(path)
 
     def test_try_lock_says_whether_it_took_the_lock(self, tmp_path: Path) -> None:
-        path = tmp_path / "f"
-        path.write_bytes(b"")
-        first, second = os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+        first, second = two_descriptors(tmp_path / "f")
         try:
             assert portable.try_lock(first)
             assert not portable.try_lock(second)
@@ -175,8 +180,7 @@ class TestTheLock:
         from filelock import lock_descriptor, unlock_descriptor
 
         path = tmp_path / "f"
-        path.write_bytes(b"")
-        ours, theirs = os.open(path, os.O_RDONLY), os.open(path, os.O_RDONLY)
+        ours, theirs = two_descriptors(path)
         try:
             assert portable.try_lock(ours)
             assert not lock_descriptor(theirs, blocking=False)
