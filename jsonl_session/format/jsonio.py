@@ -25,6 +25,9 @@ class NotJson(ValueError):
     """The line is not valid JSON."""
 
 
+UTF8_SLICE = 24 << 10  # bytes `is_utf8` checks at a time (see there)
+
+
 def is_utf8(raw: bytes | memoryview) -> bool:
     """Whether ``raw`` is valid UTF-8, checked in slices so a large file is not
     copied into one string. A view is checked where it lies, without a copy.
@@ -38,7 +41,7 @@ def is_utf8(raw: bytes | memoryview) -> bool:
         return True
     view = memoryview(raw)
     size = len(view)
-    step = 24 << 10
+    step = UTF8_SLICE
     start = 0
     decode = codecs.utf_8_decode
     try:

@@ -13,7 +13,7 @@ sidecars and backups are created exclusively and never follow links. It
 does not decide *what* to write (session/) or when to seal and rewrite (writer.py),
 and never parses entries (loader.py); where session files live is paths.py's.
 
-The lock is portable.py's (filelock: ``flock`` on POSIX, ``LockFileEx`` on Windows;
+The lock is portable.py's (``flock`` on POSIX, filelock's ``LockFileEx`` on Windows;
 it also holds the other calls that differ, and says what Windows lacks). After
 taking the lock the writer checks that the path still names the inode it locked,
 because a rewrite renames a new file into place; if not, it reopens and locks again.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from jsonl_session.format.jsonio import is_utf8
+from jsonl_session.format.jsonio import UTF8_SLICE, is_utf8
 
-SLICE = 1 << 18  # is_utf8 reads this much at a time
+SLICE = UTF8_SLICE  # is_utf8 reads this much at a time: the cases straddle its slices
 CHARACTERS = ["\u00e9", "\u20ac", "\U0001f600"]
 
 
