@@ -1,6 +1,6 @@
 """The few operating-system calls storage/ makes that differ between POSIX and Windows,
 each behind one name, so the modules that read and write session files have no
-platform branches and nothing here is POSIX-only at import time.
+platform branches and nothing here needs a POSIX-only module to import.
 
 - ``lock_exclusive``, ``try_lock``, ``close_locked``: the exclusive lock on an open
   file: ``flock`` on the whole file where ``fcntl`` imports (POSIX; advisory; the
@@ -9,7 +9,8 @@ platform branches and nothing here is POSIX-only at import time.
   first byte on Windows). filelock's lock on POSIX is this same ``flock`` call, with
   the same errors taken as "held"; calling it directly spares every process that
   locks the 10 ms filelock's import takes (a first open writing its cache record, an
-  append), and waiting, trying and letting go stay one code path on every platform.
+  append). ``fcntl`` is imported behind ``ImportError``, so the package imports
+  where it is missing.
 - ``pread``: a read at an offset (``os.pread``; on Windows, which has none, a seek
   and a read on a descriptor no other thread shares).
 - ``BINARY``, ``NOFOLLOW``, ``NONBLOCK``: open flags, 0 where the platform has none.
@@ -24,7 +25,7 @@ new files are created without refusing a link planted at their name; and an open
 file cannot be renamed over, while a rewrite holds the file it replaces open (and
 locked), so rewrites (migrate, repair, the first write to a v1/v2 file) fail there
 with an error and leave the file as it was.
-The lock's module is imported by the first lock, so commands that only read never load it.
+filelock, where it is the lock, is imported by the first lock.
 What the bytes are and when they are written is store.py's.
 """
 
@@ -50,67 +51,53 @@ an append holds the lock for about a millisecond, so a waiter gets in soon after
 
 _pread: Callable[[int, int, int], bytes] | None = getattr(os, "pread", None)
 
+_flock: Callable[[int, int], object] | None
+try:
+    import fcntl
+except ImportError:  # (Windows) filelock's lock, imported by the first lock
+    _flock, _TRY_EXCLUSIVE, _UNLOCK = None, 0, 0
+else:
+    _flock, _TRY_EXCLUSIVE, _UNLOCK = fcntl.flock, fcntl.LOCK_EX | fcntl.LOCK_NB, fcntl.LOCK_UN
+_HELD = frozenset({errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK})
+"""What a lock held by another is said as (as filelock reads it: some filesystems say
+EACCES); any other error is raised."""
+
 
 def lock_exclusive(fd: int) -> None:
     """Take the exclusive lock on ``fd``'s file, waiting while another holds it."""
-    lock = _native()[0]
     wait = _FIRST_WAIT
-    while not lock(fd):
+    while not try_lock(fd):
         time.sleep(wait)
         wait = min(wait * 2, _LONGEST_WAIT)
 
 
 def try_lock(fd: int) -> bool:
     """Take the exclusive lock on ``fd``'s file if no one holds it; whether it was taken."""
-    return _native()[0](fd)
+    if _flock is None:
+        from filelock import lock_descriptor
+
+        return lock_descriptor(fd, blocking=False)
+    try:
+        _flock(fd, _TRY_EXCLUSIVE)
+    except OSError as exc:
+        if exc.errno in _HELD:
+            return False
+        raise
+    return True
 
 
 def close_locked(fd: int) -> None:
     """Give the lock back, then close ``fd``. (Closing alone gives it back, at once on
     POSIX; Windows asks for the explicit unlock.)"""
     try:
-        _native()[1](fd)
+        if _flock is None:
+            from filelock import unlock_descriptor
+
+            unlock_descriptor(fd)
+        else:
+            _flock(fd, _UNLOCK)
     finally:
         os.close(fd)
-
-
-_Native = tuple[Callable[[int], bool], Callable[[int], None]]
-_native_calls: _Native | None = None
-
-
-def _native() -> _Native:
-    """The calls that try the lock without waiting and give it back, found once."""
-    global _native_calls
-    if _native_calls is None:
-        _native_calls = _flock_calls() or _filelock_calls()
-    return _native_calls
-
-
-def _flock_calls() -> _Native | None:
-    try:
-        import fcntl  # (POSIX only: imported by the first lock, never at the package's import)
-    except ImportError:
-        return None
-    flock, exclusive, unlock = fcntl.flock, fcntl.LOCK_EX | fcntl.LOCK_NB, fcntl.LOCK_UN
-    # contention, as filelock reads it: some filesystems say EACCES
-    held = frozenset({errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK})
-
-    def lock(fd: int) -> bool:
-        try:
-            flock(fd, exclusive)
-        except OSError as exc:
-            if exc.errno in held:
-                return False
-            raise
-        return True
-
-    return lock, lambda fd: flock(fd, unlock)
-
-
-def _filelock_calls() -> _Native:
-    from filelock import lock_descriptor, unlock_descriptor
-
-    return (lambda fd: lock_descriptor(fd, blocking=False)), unlock_descriptor
 
 
 def pread(fd: int, length: int, offset: int) -> bytes:

@@ -70,21 +70,21 @@ class TestNothingPosixOnly:
         guard = source.index('if not sys.platform.startswith("linux"):\n        return')
         assert guard < source.index("import fcntl") and source.count("import fcntl") == 1
 
-    def test_the_lock_imports_fcntl_in_a_function_that_falls_back_to_filelock(self) -> None:
+    def test_the_lock_imports_fcntl_behind_import_error(self) -> None:
         source = (PACKAGE / "storage" / "portable.py").read_text(encoding="utf-8")
-        tree = ast.parse(source)
-        imports = [
-            (function.name, node)
-            for function in ast.walk(tree)
-            if isinstance(function, ast.FunctionDef)
-            for node in ast.walk(function)
+        guarded = [
+            node
+            for node in ast.walk(ast.parse(source))
             if isinstance(node, ast.Try)
-            and any(isinstance(i, ast.Import) for i in node.body)
+            and any(
+                isinstance(i, ast.Import) and [a.name for a in i.names] == ["fcntl"]
+                for i in node.body
+            )
             and any(
                 isinstance(h.type, ast.Name) and h.type.id == "ImportError" for h in node.handlers
             )
         ]
-        assert [name for name, _ in imports] == ["_flock_calls"]
+        assert len(guarded) == 1
         assert source.count("import fcntl") == 1
 
     def test_the_package_imports_and_reads_where_fcntl_cannot_be_imported(
@@ -119,8 +119,7 @@ class TestNothingPosixOnly:
             return real(fd, **options)
 
         monkeypatch.setattr(filelock, "lock_descriptor", spy)
-        monkeypatch.setattr(portable, "_flock_calls", lambda: None)
-        monkeypatch.setattr(portable, "_native_calls", None)
+        monkeypatch.setattr(portable, "_flock", None)  # as where fcntl is missing
         session, _, _ = new_session(tmp_path)
         taken.clear()
         session.append_custom("t", {"n": 1})
