@@ -74,10 +74,11 @@ def warm_pool(workers: int, *modules: str) -> ProcessPoolExecutor | None:
         return pool
 
 
-def warm_pool_waiting() -> bool:
-    """Whether a pool `warm_pool` started in this thread waits (for `submit_warm`)."""
+def warm_pool_waiting() -> int:
+    """How many workers the pool `warm_pool` started in this thread has, if one waits
+    (for `submit_warm`); else 0."""
     with _lock:
-        return _warm is not None and _warm[2] == threading.get_ident()
+        return _warm[1] if _warm is not None and _warm[2] == threading.get_ident() else 0
 
 
 def submit_warm(function: Callable[..., Any], *args: Any) -> Future[Any] | None:

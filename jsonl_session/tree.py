@@ -273,23 +273,29 @@ class TreeIndex:
     def problems(self) -> list[Problem]:
         """Duplicate ids, missing parents and cycles, in file order."""
         found = list(self.duplicates)
-        for entry in self.by_id.values():
-            if entry.parent_id is not None and entry.parent_id not in self.by_id:
+        by_id = self.by_id
+        ordered = True  # every parent on an earlier line: then no link can come back
+        for entry in by_id.values():  # (one pass with no call per entry: 200,000 of them)
+            parent_id = entry.parent_id
+            if parent_id is None:
+                continue
+            parent = by_id.get(parent_id)
+            if parent is None:
                 found.append(
                     Problem(
                         "missing-parent",
-                        f"entry {entry.id} has parent {entry.parent_id}, which does not exist",
+                        f"entry {entry.id} has parent {parent_id}, which does not exist",
                         entry.line,
                         entry.id,
                     )
                 )
-        found.extend(self._cycles())
+            elif parent.line >= entry.line:
+                ordered = False
+        if not ordered:
+            found.extend(self._cycles())
         return sorted(found, key=lambda p: p.line or 0)
 
     def _cycles(self) -> list[Problem]:
-        by_id = self.by_id
-        if all(_after_its_parent(e, by_id) for e in by_id.values()):
-            return []  # lines fall along every parent link: no link can come back
         # Each entry has one parent, so following parents from every entry and
         # colouring what was visited finds every cycle in linear time.
         state: dict[str, int] = {}  # 1 = on the current walk, 2 = done
@@ -315,13 +321,6 @@ class TreeIndex:
             for visited in walk:
                 state[visited] = 2
         return found
-
-
-def _after_its_parent(entry: StoredEntry, by_id: dict[str, StoredEntry]) -> bool:
-    """``entry`` has no parent (a root, or its parent is missing) or a parent on an
-    earlier line."""
-    parent = by_id.get(entry.parent_id) if entry.parent_id is not None else None
-    return parent is None or parent.line < entry.line
 
 
 def build_tree(

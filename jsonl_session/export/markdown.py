@@ -29,8 +29,8 @@ def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:
     as they wrote them (`Utf8Piece`: a file takes them as they are)."""
     head = [f"# {plan.title()}", ""]
     outline = ["## Branches", "", *_outline(plan), ""] if plan.all_branches else []
-    figures = plan.figures_later()  # read by a worker, when one waits already
-    # started before the facts are read, so the workers render while the figures are read
+    figures = plan.figures_later()  # read by the workers, when they wait already
+    plan.prepare_facts()  # (meanwhile)
     spread = plan.spread(markdown_entry, plan.labels, workers, utf8=True)
     facts = plan.facts(figures.get())
     head += [f"- **{key}:** {value}" for key, value in facts] + ["", *outline]

@@ -215,18 +215,25 @@ class ExportPlan:
         return one_line(text, 100) if text.strip() else f"Session {self.session.id}"
 
     def figures_later(self) -> LaterFigures:
-        """The figures the facts read from the replies shown, read by a worker when
-        one waits already (processes.warm_pool; the pool stays for `spread`), so
-        that this process meanwhile renders the start of the export; else read by
-        `facts` itself."""
+        """The figures the facts read from the replies shown, read by the workers when
+        they wait already (processes.warm_pool; the pool stays for `spread`), each a
+        part of the replies, so that this process meanwhile renders the start of the
+        export and no worker waits long for it; else read by `facts` itself."""
         path = self.session.path
-        if self.session.dialect != "pi" or path is None or not warm_pool_waiting():
-            return LaterFigures(None)  # (its columns are not even made)
+        count = warm_pool_waiting() if self.session.dialect == "pi" and path else 0
+        if not count or path is None:
+            return LaterFigures([])  # (their columns are not even made)
         replies = [e for e in self.shown_entries() if e.type == "message" and e.role == "assistant"]
         if not replies:
-            return LaterFigures(None)
-        columns = entry_columns(str(path), replies)
-        return LaterFigures(submit_warm(figures_in_worker, columns))
+            return LaterFigures([])
+        futures = []
+        for index, (start, stop) in enumerate(_parts(replies, count)):
+            columns = entry_columns(str(path), replies[start:stop])
+            future = submit_warm(figures_in_worker, columns, index > 0)
+            if future is None:
+                return LaterFigures([])
+            futures.append(future)
+        return LaterFigures(futures)
 
     def shown_entries(self) -> list[StoredEntry]:
         """The entries the export shows, in order."""
@@ -251,34 +258,63 @@ class ExportPlan:
         facts += usage_facts(self.shown_entries(), figures)
         shown = "every branch" if self.all_branches else f"the path to {self.leaf_id or '(none)'}"
         facts.append(("exported", shown))
-        problems = self.session.problems
-        if problems:
-            facts.append(("problems", f"{len(problems)} (see jsonl-session doctor)"))
+        if self.problem_count:
+            facts.append(("problems", f"{self.problem_count} (see jsonl-session doctor)"))
         return facts
+
+    @cached_property
+    def problem_count(self) -> int:
+        """How many problems the session has (`Session.problems`)."""
+        return len(self.session.problems)
+
+    def prepare_facts(self) -> None:
+        """Read now what the facts read of the whole session in this process (the
+        runs, the problems): called while the workers read the replies' figures, so
+        that the slices the workers render next are not left waiting for them."""
+        _ = self.runs, self.problem_count
 
 
 _BATCH = 1024  # entries whose lines are read from disk at once
 
 
 class LaterFigures:
-    """The replies' figures as a worker reads them (`ExportPlan.figures_later`)."""
+    """The replies' figures as the workers read them, in parts
+    (`ExportPlan.figures_later`)."""
 
-    def __init__(self, future: Future[ReplyFigures] | None) -> None:
-        self._future = future
+    def __init__(self, parts: list[Future[ReplyFigures]]) -> None:
+        self._parts = parts
 
     def ready(self) -> bool:
         """Whether asking `get` would not wait."""
-        return self._future is None or self._future.done()
+        return all(part.done() for part in self._parts)
 
     def get(self) -> ReplyFigures | None:
         """The figures, or None when they were not read there (a worker that failed
         included: `facts` then reads them here, and meets any real error itself)."""
-        if self._future is None:
+        if not self._parts:
             return None
         try:
-            return self._future.result()
+            first, *later = (part.result() for part in self._parts)
+            for figures in later:
+                first.then(figures)
         except Exception:
             return None
+        return first
+
+
+def _parts(entries: Sequence[StoredEntry], count: int) -> list[tuple[int, int]]:
+    """``entries`` cut into at most ``count`` runs of about equal bytes of lines."""
+    total = sum(entry.length for entry in entries)
+    cuts: list[tuple[int, int]] = []
+    start = seen = 0
+    for index, entry in enumerate(entries):
+        seen += entry.length
+        if len(cuts) < count - 1 and seen * count >= total * (len(cuts) + 1):
+            cuts.append((start, index + 1))
+            start = index + 1
+    if start < len(entries) or not cuts:
+        cuts.append((start, len(entries)))
+    return cuts
 
 
 class Spread:

@@ -79,11 +79,16 @@ def export_chunks(
         # fifth of a second from a cache record of a long session)
         warm = _warm(session, _file_size(session), workers, fmt)
         return ExportChunks(iter_json(session, leaf_id, redactor, workers), redactor, warm)
-    plan = ExportPlan(session, leaf_id, all_branches, redact)
-    # the workers start while the export's head is made (once its path is known: a
-    # leaf's may be short)
-    warm = _warm(session, lines_size(plan.shown_entries()), workers, fmt)
+    # The workers start while the plan and the export's head are made: at once when
+    # the export shows every branch or the active path, which in a file long enough
+    # to spread is nearly all of it; once the path is known for a leaf named (a
+    # branch left long ago may be short).
+    early = all_branches or leaf_id is None
+    warm = _warm(session, _file_size(session), workers, fmt) if early else None
     try:
+        plan = ExportPlan(session, leaf_id, all_branches, redact)
+        if not early:
+            warm = _warm(session, lines_size(plan.shown_entries()), workers, fmt)
         if fmt == "html":
             # Markdown and highlighting libraries load only for the page
             from jsonl_session.export.html import iter_html

@@ -31,11 +31,27 @@ TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 @dataclass(slots=True)
 class ReplyFigures:
     """The replies' tool calls, the tokens their usage reports (by key of
-    `TOKEN_KEYS`) and its cost, added up in the replies' order."""
+    `TOKEN_KEYS`) and its cost, added up in the replies' order. ``costs``: each
+    reply's cost in turn, when kept (figures read in parts, `then`)."""
 
     calls: int = 0
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KEYS, 0))
     cost: float = 0.0
+    costs: list[float] | None = None
+
+    def then(self, later: ReplyFigures) -> None:
+        """Add the figures of the replies shown after these (``later``, read with its
+        costs kept): the cost is then the sum one pass over them all adds up, in the
+        same order, to the last bit."""
+        if later.costs is None:
+            raise ValueError("the later figures were read without their costs")
+        self.calls += later.calls
+        for key, count in later.tokens.items():
+            self.tokens[key] += count
+        for cost in later.costs:
+            self.cost += cost
+            if self.costs is not None:
+                self.costs.append(cost)
 
 
 class _Block(msgspec.Struct, gc=False):
@@ -68,20 +84,21 @@ class _DictWay(Exception):
     """A value the dict way reads otherwise: the line is decoded whole."""
 
 
-def reply_figures(replies: Sequence[StoredEntry]) -> ReplyFigures:
-    """The figures of ``replies`` (assistant message entries, in the order shown)."""
-    out = ReplyFigures()
+def reply_figures(replies: Sequence[StoredEntry], *, keep_costs: bool = False) -> ReplyFigures:
+    """The figures of ``replies`` (assistant message entries, in the order shown);
+    ``keep_costs``: with each reply's cost (`ReplyFigures.costs`)."""
+    out = ReplyFigures(costs=[] if keep_costs else None)
     for start in range(0, len(replies), _BATCH):
         for raw in raw_lines(replies[start : start + _BATCH]):
             _add_reply(out, raw)
     return out
 
 
-def figures_in_worker(replies: EntryColumns) -> ReplyFigures:
+def figures_in_worker(replies: EntryColumns, keep_costs: bool = False) -> ReplyFigures:
     """`reply_figures` in a worker process, of the replies sent as columns
     (storage/columns.py), their lines read from the file (each checked to be its
-    reply's, as ever)."""
-    return reply_figures(replies.entries())
+    reply's, as ever); ``keep_costs``: with each reply's cost, for `ReplyFigures.then`."""
+    return reply_figures(replies.entries(), keep_costs=keep_costs)
 
 
 def _add_reply(out: ReplyFigures, raw: bytes) -> None:
@@ -117,7 +134,10 @@ def _add_reply(out: ReplyFigures, raw: bytes) -> None:
             continue
         value = finite_number(value)
         tokens[key] += int(value) if value is not None else 0
-    out.cost += float(finite_number(total) or 0.0)
+    spent = float(finite_number(total) or 0.0)
+    out.cost += spent
+    if out.costs is not None:
+        out.costs.append(spent)
 
 
 def _decoded(data: dict[str, Any]) -> tuple[int, tuple[Any, ...], Any]:

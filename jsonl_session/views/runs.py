@@ -10,8 +10,9 @@ round a cycle (where tree.py decides which entry starts the cycle's view). Pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from jsonl_session.format.entry import StoredEntry
@@ -19,6 +20,8 @@ from jsonl_session.tree import TreeNode
 
 if TYPE_CHECKING:
     from jsonl_session.session import Session
+
+_ID = attrgetter("id")
 
 
 @dataclass(slots=True)
@@ -36,7 +39,7 @@ class Run:
 def session_runs(session: Session, *, fold: bool = True) -> list[Run]:
     """The runs of ``session.tree(fold=fold)`` (``runs_of`` of it), built from the
     entries: the same runs, numbers and order, without a tree node per entry."""
-    runs = _runs_from_entries(session.entries, session.get, fold)
+    runs = _runs_from_entries(session.entries, fold)
     return runs if runs is not None else runs_of(session.tree(fold=fold))
 
 
@@ -67,27 +70,32 @@ def iter_runs(runs: list[Run]) -> Iterator[Run]:
         stack.extend(reversed(run.branches))
 
 
-def _runs_from_entries(
-    order: Sequence[StoredEntry], get: Callable[[str], StoredEntry | None], fold: bool
-) -> list[Run] | None:
+def _runs_from_entries(order: Sequence[StoredEntry], fold: bool) -> list[Run] | None:
     """tree.py's `build_tree` then `runs_of`, rule for rule (each id's last entry, in
     file order; hidden entries looked through to the nearest shown ancestor; a
     missing parent makes a root); None when some entry is not reached from a root
     (parents in a cycle), which `build_tree` has its own way of showing."""
+    # each id's last entry, as the session's index keeps it (a dict made in one call:
+    # a session of 200,000 entries is walked here with no call per entry it can spare)
+    by_id = dict(zip(map(_ID, order), order, strict=True))
+    kept = order if len(by_id) == len(order) else [e for e in order if by_id[e.id] is e]
     hidden_parent: dict[str, str | None] = {}
     if fold:
-        for entry in order:
-            if (entry.type == "label" or entry.is_leaf_marker) and get(entry.id) is entry:
+        for entry in kept:
+            kind = entry.type
+            if kind == "label" or (kind == "custom" and entry.is_leaf_marker):
                 hidden_parent[entry.id] = entry.parent_id
     # one child kept as itself, more as a list: most entries have one child
     children: dict[str, StoredEntry | list[StoredEntry]] = {}
     roots: list[StoredEntry] = []
     shown = 0
-    for entry in order:
-        if entry.id in hidden_parent or get(entry.id) is not entry:
+    for entry in kept:
+        if entry.id in hidden_parent:
             continue
         shown += 1
-        parent_id = _shown_ancestor(entry, hidden_parent, get)
+        parent_id = entry.parent_id
+        if parent_id is not None and (parent_id in hidden_parent or parent_id not in by_id):
+            parent_id = _shown_ancestor(entry, hidden_parent, by_id)
         if parent_id is None:
             roots.append(entry)
             continue
@@ -101,12 +109,14 @@ def _runs_from_entries(
     top = [Run(str(i), None) for i in range(1, len(roots) + 1)]
     pending = list(zip(top, roots, strict=True))
     reached = 0
+    child_of = children.get
     while pending:
         run, entry = pending.pop()
+        add = run.entries.append
         while True:
-            run.entries.append(entry)
+            add(entry)
             reached += 1
-            kids = children.get(entry.id)
+            kids = child_of(entry.id)
             if kids is None:
                 break
             if not isinstance(kids, list):
@@ -121,14 +131,12 @@ def _runs_from_entries(
 
 
 def _shown_ancestor(
-    entry: StoredEntry,
-    hidden_parent: dict[str, str | None],
-    get: Callable[[str], StoredEntry | None],
+    entry: StoredEntry, hidden_parent: dict[str, str | None], by_id: dict[str, StoredEntry]
 ) -> str | None:
     """tree.py's rule: the parent, looking through hidden entries; None at a missing
     parent or a loop of hidden entries."""
     parent_id = entry.parent_id
-    if parent_id is None or (parent_id not in hidden_parent and get(parent_id) is not None):
+    if parent_id is None or (parent_id not in hidden_parent and parent_id in by_id):
         return parent_id
     seen = {entry.id}
     while parent_id is not None and parent_id in hidden_parent:
@@ -136,6 +144,6 @@ def _shown_ancestor(
             return None
         seen.add(parent_id)
         parent_id = hidden_parent[parent_id]
-    if parent_id is None or get(parent_id) is None:
+    if parent_id is None or parent_id not in by_id:
         return None
     return parent_id

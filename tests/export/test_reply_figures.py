@@ -123,3 +123,37 @@ def test_a_worker_reads_the_same_figures_from_the_file(
     path = str(odd_file)
     assert figures_in_worker(entry_columns(path, on_disk)) == read_whole(replies)
     assert figures_in_worker(entry_columns(path, replies)) == read_whole(replies)
+
+
+def test_figures_read_in_two_parts_add_up_as_one_pass_at_every_cut(
+    replies: list[StoredEntry],
+) -> None:
+    expected = reply_figures(replies)
+    for cut in range(len(replies) + 1):
+        first = reply_figures(replies[:cut])
+        first.then(reply_figures(replies[cut:], keep_costs=True))
+        assert first == expected, cut
+
+
+def test_costs_read_in_parts_are_added_in_the_order_of_one_pass(tmp_path: Path) -> None:
+    # 0.1 + 0.2 + 0.3 in turn is not 0.1 + (0.2 + 0.3): adding the later part's total
+    # would be off in the last bit
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})]
+    for number, cost in enumerate((0.1, 0.2, 0.3)):
+        lines.append(reply_line(number, "null", f'{{"input": 1, "cost": {{"total": {cost}}}}}'))
+    path = tmp_path / "costs.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    three = [e for e in Session.open(path, cache=False).entries if e.role == "assistant"]
+    first, later = reply_figures(three[:1]), reply_figures(three[1:], keep_costs=True)
+    assert first.cost + later.cost != reply_figures(three).cost
+    assert later.costs == [0.2, 0.3]
+    first.then(later)
+    assert first.cost == reply_figures(three).cost == (0.1 + 0.2) + 0.3
+    assert first.tokens["input"] == 3
+
+
+def test_figures_read_without_their_costs_cannot_be_added_after_others(
+    replies: list[StoredEntry],
+) -> None:
+    with pytest.raises(ValueError, match="without their costs"):
+        reply_figures(replies[:1]).then(reply_figures(replies[1:]))

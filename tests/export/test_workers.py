@@ -184,6 +184,56 @@ def test_an_export_s_facts_are_read_by_a_worker_while_the_others_render(
 
 
 @pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_each_worker_reads_a_part_of_the_replies_figures(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    parts: list[tuple[int, bool]] = []
+    real = plan.submit_warm
+
+    def recording(function: Any, columns: Any, keep_costs: bool) -> Any:
+        parts.append((len(columns.ids), keep_costs))
+        return real(function, columns, keep_costs)
+
+    monkeypatch.setattr(plan, "submit_warm", recording)
+    page = _export(branched, fmt, 2)
+    path = Session.open(branched, cache=False).branch_path()
+    replies = [e for e in path if e.role == "assistant"]
+    assert [keep for _, keep in parts] == [False, True]  # the later part with its costs
+    assert sum(count for count, _ in parts) == len(replies) and min(parts)[0] > 0
+    assert _export(branched, fmt, 1) == page
+
+
+def test_replies_are_cut_into_parts_of_about_equal_bytes_in_order() -> None:
+    sizes = [5, 1, 1, 1, 1, 1, 10, 2]
+    entries: Any = [type("E", (), {"length": n})() for n in sizes]
+    for count in range(1, 6):
+        cuts = plan._parts(entries, count)
+        assert cuts[0][0] == 0 and cuts[-1][1] == len(sizes)
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(cuts))
+        assert len(cuts) <= count and all(start < stop for start, stop in cuts)
+    # each part ends with the entry that brings it to its share of the bytes
+    assert plan._parts(entries, 2) == [(0, 7), (7, 8)]
+    assert plan._parts(entries[:6], 2) == [(0, 1), (1, 6)]  # 5 bytes of 10, then 5
+    assert plan._parts([], 2) == [(0, 0)]
+
+
+def test_an_export_of_the_active_path_starts_its_workers_before_the_path_is_read(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    real_pool, real_path = processes._new_pool, Session.branch_path
+    monkeypatch.setattr(processes, "_new_pool", lambda n: events.append("pool") or real_pool(n))
+    monkeypatch.setattr(
+        Session, "branch_path", lambda s, *a: events.append("path") or real_path(s, *a)
+    )
+    for fmt in ("markdown", "html"):
+        events.clear()
+        text = "".join(export_chunks(Session.open(branched, cache=False), fmt, workers=2))  # type: ignore[arg-type]
+        assert events[0] == "pool" and events.count("pool") == 1, fmt
+        assert text == "".join(export_chunks(Session.open(branched, cache=False), fmt))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
 def test_a_worker_that_cannot_read_the_facts_leaves_the_export_as_it_is(
     branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
