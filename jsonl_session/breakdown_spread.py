@@ -2,20 +2,22 @@
 hundreds of MB decodes every message line, which one process does at about 250 MB/s.
 
 Owns when a session is long enough to spread (`SPREAD_BYTES` of lines), how its body
-entries are cut (contiguous parts, the first measured in the calling process while
-spawned workers measure the others), what a worker gets (`Part`: the few columns of its
-entries that measuring reads, never the session; storage/columns.py) and does
-(`measure_in_worker`: it reads its entries' lines from the file by offset), and how the
-parts' figures join: counts added in order, the largest entries merged, and the usage
-tallies merged so that costs are added in the order one pass adds them. The result is
-exactly breakdown.py's `measure_stored` of all the entries; what is measured, and how,
-is breakdown.py's and line_sizes.py's; the pool is processes.py's.
+entries are shared (chunks of `CHUNK_BYTES`: the calling process measures them from
+the first on, spawned workers from the last back, until the two ends meet), what a
+worker gets (`Part`: the few columns of its entries that measuring reads, never the
+session; storage/columns.py) and does (`measure_in_worker`: it reads its entries'
+lines from the file by offset), and how the parts' figures join: counts added in
+order, the largest entries merged, and the usage tallies merged so that costs are
+added in the order one pass adds them. The result is exactly breakdown.py's
+`measure_stored` of all the entries; what is measured, and how, is breakdown.py's
+and line_sizes.py's; the pool is processes.py's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from jsonl_session.breakdown import Stored, measure_part, measure_stored
 from jsonl_session.format.entry import StoredEntry
@@ -23,10 +25,15 @@ from jsonl_session.processes import spawned_pool, wanted_workers
 from jsonl_session.storage.columns import EntryColumns, entry_columns
 from jsonl_session.usage import UsageTally
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 SPREAD_BYTES = 64 << 20
 """Sessions of fewer bytes of lines are measured in the calling process: starting a
 worker (a Python and the package, 0.2-0.4 s) costs what measuring 50-100 MB does."""
-_HEAD_START_BYTES = 64 << 20  # what this process measures while a worker starts
+CHUNK_BYTES = 16 << 20
+"""The bytes of lines handed out at a time: this process and each worker measure
+chunks until none is left (a tenth of a second each, at 150-250 MB/s)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,24 +64,44 @@ def measure_spread(
     path = _one_file(bodies)
     if count == 1 or path is None:
         return measure_stored(bodies, largest)
-    cuts = _cuts(bodies, count, size)
-    if len(cuts) == 1:  # (one entry holds nearly all the bytes)
+    chunks = _chunks(bodies, size)
+    if len(chunks) == 1:  # (one entry holds nearly all the bytes)
         return measure_stored(bodies, largest)
-    pool = spawned_pool(len(cuts) - 1)
+    pool = spawned_pool(count - 1)
     try:
-        futures = [
-            pool.submit(measure_in_worker, Part(entry_columns(path, bodies[start:stop]), largest))
-            for start, stop in cuts[1:]
-        ]
+        # This process measures the chunks from the first on, the workers from the
+        # last back, each handed one when it is free (and one queued), until the
+        # two ends meet: however long the workers take to start or the others
+        # ask of this process, all finish within about a chunk of each other.
+        handed: dict[int, Future[tuple[Stored, UsageTally]]] = {}
+        low, high = 0, len(chunks)
+
+        def hand_out() -> None:
+            nonlocal high
+            busy = sum(not future.done() for future in handed.values())
+            while busy < count and high - 1 > low:  # (count - 1 workers, one queued)
+                high -= 1
+                start, stop = chunks[high]
+                part = Part(entry_columns(path, bodies[start:stop]), largest)
+                handed[high] = pool.submit(measure_in_worker, part)
+                busy += 1
+
+        hand_out()
         tally = UsageTally()
-        out = measure_part(bodies[: cuts[0][1]], largest, tally)
-        for (start, stop), future in zip(cuts[1:], futures, strict=True):
+        out = Stored()
+        while low < high:
+            start, stop = chunks[low]
+            _join(out, measure_part(bodies[start:stop], largest, tally), largest)
+            low += 1
+            hand_out()
+        for index in range(high, len(chunks)):  # in order
             try:
-                later, later_tally = future.result()
+                later, later_tally = handed[index].result()
             except Exception:
                 # measured again here, which raises the error whole: a worker's may not
                 # cross processes (a session error does not unpickle; a dead worker is
                 # only BrokenProcessPool)
+                start, stop = chunks[index]
                 later_tally = UsageTally(keep_costs=True)
                 later = measure_part(bodies[start:stop], largest, later_tally)
             _join(out, later, largest)
@@ -105,21 +132,18 @@ def _one_file(bodies: Sequence[StoredEntry]) -> str | None:
     return str(path) if path is not None else None
 
 
-def _cuts(bodies: Sequence[StoredEntry], count: int, size: int) -> list[tuple[int, int]]:
-    """``bodies`` cut into ``count`` contiguous ranges of about equal bytes, the first
-    (this process's, which starts at once) larger by what it measures while the
-    workers start."""
-    first = (size + _HEAD_START_BYTES * (count - 1)) // count
-    rest = (size - first) // (count - 1)
-    limits = [first + rest * n for n in range(count - 1)]
+def _chunks(bodies: Sequence[StoredEntry], size: int) -> list[tuple[int, int]]:
+    """``bodies`` cut into contiguous ranges of about `CHUNK_BYTES` of lines (a
+    longer entry alone in its range)."""
     cuts: list[tuple[int, int]] = []
     start = seen = 0
     for index, entry in enumerate(bodies):
         seen += entry.length
-        if len(cuts) < count - 1 and seen >= limits[len(cuts)]:
+        if seen >= CHUNK_BYTES:
             cuts.append((start, index + 1))
-            start = index + 1
-    cuts.append((start, len(bodies)))
+            start, seen = index + 1, 0
+    if start < len(bodies):
+        cuts.append((start, len(bodies)))
     return cuts
 
 

@@ -256,10 +256,10 @@ class TestEitherWayTheSameFigures:
 
 @pytest.fixture
 def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Sessions of any size measured by as many processes as asked, in equal parts;
-    the sizes of the pools started, in order."""
+    """Sessions of any size measured by as many processes as asked, in chunks of
+    16 kB; the sizes of the pools started, in order."""
     monkeypatch.setattr(breakdown_spread, "SPREAD_BYTES", 0)
-    monkeypatch.setattr(breakdown_spread, "_HEAD_START_BYTES", 0)
+    monkeypatch.setattr(breakdown_spread, "CHUNK_BYTES", 1 << 14)
     started: list[int] = []
     start = breakdown_spread.spawned_pool
 
