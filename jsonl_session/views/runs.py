@@ -10,9 +10,11 @@ round a cycle (where tree.py decides which entry starts the cycle's view). Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress
+from operator import attrgetter, eq, not_
 from typing import TYPE_CHECKING
 
 from jsonl_session.format.entry import StoredEntry
@@ -21,7 +23,8 @@ from jsonl_session.tree import TreeNode
 if TYPE_CHECKING:
     from jsonl_session.session import Session
 
-_ID = attrgetter("id")
+_ID, _TYPE, _PARENT_ID = attrgetter("id"), attrgetter("type"), attrgetter("parent_id")
+_MAY_HIDE = frozenset(("label", "custom"))  # label entries and leaf markers
 
 
 @dataclass(slots=True)
@@ -74,64 +77,75 @@ def _runs_from_entries(order: Sequence[StoredEntry], fold: bool) -> list[Run] | 
     """tree.py's `build_tree` then `runs_of`, rule for rule (each id's last entry, in
     file order; hidden entries looked through to the nearest shown ancestor; a
     missing parent makes a root); None when some entry is not reached from a root
-    (parents in a cycle), which `build_tree` has its own way of showing."""
-    # each id's last entry, as the session's index keeps it (a dict made in one call:
-    # a session of 200,000 entries is walked here with no call per entry it can spare)
-    by_id = dict(zip(map(_ID, order), order, strict=True))
-    kept = order if len(by_id) == len(order) else [e for e in order if by_id[e.id] is e]
+    (parents in a cycle), which `build_tree` has its own way of showing.
+
+    Most entries follow the entry just before them in the file, its only child: those
+    are found with no call per entry (a session of 200,000 entries is a few passes
+    in C), and a run's stretch of them is taken as one slice of the entries. Only the
+    others (roots, branches, entries after a hidden one) are looked at one by one."""
+    every = list(map(_ID, order))
+    last = dict(zip(every, range(len(order)), strict=True))  # each id's last entry
+    if len(last) == len(order):
+        kept, ids, position = list(order), every, last
+    else:
+        kept = [order[i] for i in sorted(last.values())]
+        ids = list(map(_ID, kept))
+        position = dict(zip(ids, range(len(kept)), strict=True))
+    count = len(kept)
     hidden_parent: dict[str, str | None] = {}
+    hidden: list[int] = []
     if fold:
-        for entry in kept:
-            kind = entry.type
-            if kind == "label" or (kind == "custom" and entry.is_leaf_marker):
+        for at in compress(range(count), map(_MAY_HIDE.__contains__, map(_TYPE, kept))):
+            entry = kept[at]
+            if entry.type == "label" or entry.is_leaf_marker:
                 hidden_parent[entry.id] = entry.parent_id
-    # one child kept as itself, more as a list: most entries have one child
-    children: dict[str, StoredEntry | list[StoredEntry]] = {}
-    roots: list[StoredEntry] = []
-    shown = 0
-    for entry in kept:
-        if entry.id in hidden_parent:
+                hidden.append(at)
+    # follows[i]: entry i's parent is entry i - 1 and neither is hidden (follows[0]: no)
+    follows = [False, *map(eq, map(_PARENT_ID, kept[1:]), ids[:-1])]
+    for at in hidden:
+        follows[at] = False
+        if at + 1 < count:
+            follows[at + 1] = False
+    hidden_at = set(hidden)
+    # the other entries shown: a root, or a child of an entry not just before it
+    children: dict[int, list[int]] = {}
+    roots: list[int] = []
+    for at in compress(range(count), map(not_, follows)):
+        if at in hidden_at:
             continue
-        shown += 1
-        parent_id = entry.parent_id
-        if parent_id is not None and (parent_id in hidden_parent or parent_id not in by_id):
-            parent_id = _shown_ancestor(entry, hidden_parent, by_id)
+        parent_id = _shown_ancestor(kept[at], hidden_parent, position)
         if parent_id is None:
-            roots.append(entry)
-            continue
-        kids = children.get(parent_id)
-        if kids is None:
-            children[parent_id] = entry
-        elif isinstance(kids, list):
-            kids.append(entry)
+            roots.append(at)
         else:
-            children[parent_id] = [kids, entry]
+            children.setdefault(position[parent_id], []).append(at)
+    # a stretch ends at an entry whose next does not follow it, or that has others
+    ends = sorted({at - 1 for at in compress(range(1, count), map(not_, follows[1:]))})
+    ends = sorted({*ends, count - 1, *children}) if count else []
     top = [Run(str(i), None) for i in range(1, len(roots) + 1)]
     pending = list(zip(top, roots, strict=True))
     reached = 0
-    child_of = children.get
     while pending:
-        run, entry = pending.pop()
-        add = run.entries.append
+        run, at = pending.pop()
         while True:
-            add(entry)
-            reached += 1
-            kids = child_of(entry.id)
-            if kids is None:
-                break
-            if not isinstance(kids, list):
-                entry = kids
+            end = ends[bisect_left(ends, at)]
+            run.entries.extend(kept[at : end + 1])
+            reached += end + 1 - at
+            kids = children.get(end, [])
+            if end + 1 < count and follows[end + 1]:
+                kids = sorted([*kids, end + 1])
+            if len(kids) == 1:
+                at = kids[0]
                 continue
             for i, child in enumerate(kids, start=1):
-                branch = Run(f"{run.number}.{i}", entry.id)
+                branch = Run(f"{run.number}.{i}", kept[end].id)
                 run.branches.append(branch)
                 pending.append((branch, child))
             break
-    return top if reached == shown else None
+    return top if reached == count - len(hidden) else None
 
 
 def _shown_ancestor(
-    entry: StoredEntry, hidden_parent: dict[str, str | None], by_id: dict[str, StoredEntry]
+    entry: StoredEntry, hidden_parent: dict[str, str | None], by_id: Container[str]
 ) -> str | None:
     """tree.py's rule: the parent, looking through hidden entries; None at a missing
     parent or a loop of hidden entries."""
