@@ -295,8 +295,13 @@ def _compact(text: str) -> str:
 
 
 def _indent(text: str) -> str:
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return "\n".join("  " + line if line else "" for line in text.split("\n")) or ""
+    """``text`` with control characters written as escapes and two spaces before each
+    line that is not empty (a line ends at a newline only)."""
+    if _CONTROL.search(text) is not None:  # (most texts hold none: no call per match)
+        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if "\n" not in text:  # (most parts: one line)
+        return "  " + text if text else ""
+    return "\n".join(["  " + line if line else "" for line in text.split("\n")])
 
 
 def _decode(raw: bytes) -> str:

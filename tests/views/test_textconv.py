@@ -188,6 +188,18 @@ def test_a_long_text_indented_a_stretch_at_a_time_is_indented_as_a_whole(
         assert "".join(textconv_module._indented(pieces)) == textconv_module._indent(text)
 
 
+@given(text=st.text(alphabet="ab \n\r\t\x00\x1f\x7f\x85\u2028\u00e9\U0001f600", max_size=60))
+@settings(max_examples=500, deadline=None)
+def test_a_text_is_indented_line_by_line_with_its_control_characters_escaped(text: str) -> None:
+    # each line split at a newline only (not at the other breaks str.splitlines
+    # knows): two spaces before it unless it is empty
+    escaped = "".join(
+        f"\\x{ord(c):02x}" if (ord(c) < 32 and c not in "\t\n") or c == "\x7f" else c for c in text
+    )
+    expected = "\n".join("  " + line if line else "" for line in escaped.split("\n"))
+    assert textconv_module._indent(text) == expected
+
+
 def test_a_long_output_thinking_and_error_read_as_when_indented_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
