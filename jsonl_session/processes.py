@@ -60,12 +60,12 @@ def warm_pool(workers: int, *modules: str) -> ProcessPoolExecutor | None:
     """Start ``workers`` spawned processes now, each importing ``modules``, for the
     next `spawned_pool` of that size in this thread to take: a spawned worker takes a
     few tenths of a second to start, which then pass while the caller makes the head
-    of an export it knows will spread. One waits at a time; the pool started (None
-    when one waits already, or for fewer than two workers) is the caller's to let go
-    with `drop_warm_pool` if no one takes it."""
+    of an export it knows will spread, or opens the session it will measure. One
+    waits at a time; the pool started (None when one waits already, or for no
+    worker) is the caller's to let go with `drop_warm_pool` if no one takes it."""
     global _warm
     with _lock:
-        if workers < 2 or _warm is not None:
+        if workers < 1 or _warm is not None:
             return None
         pool = _new_pool(workers)
         for _ in range(workers):  # each submission starts one more process

@@ -362,6 +362,29 @@ class TestSpreadOverProcesses:
         assert outputs[0][0] == 0 and outputs[0] == outputs[1]
         assert pools == [1]
 
+    @pytest.mark.usefixtures("long_lines_on_disk")
+    def test_the_command_starts_its_worker_before_it_opens_the_session(
+        self, tmp_path: Path, pools: list[int], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from jsonl_session import processes
+
+        path = generate(tmp_path / "gen.jsonl", entries=900)  # over 1 MiB: its record kept
+        events: list[str] = []
+        real_pool, real_open = processes._new_pool, Session.open
+        monkeypatch.setattr(processes, "_new_pool", lambda n: events.append("pool") or real_pool(n))
+        monkeypatch.setattr(
+            Session, "open", lambda *a, **k: events.append("open") or real_open(*a, **k)
+        )
+        spread = invoke("--no-cache", "stats", "--json", "--workers", "2", path)
+        assert events == ["pool", "open"]  # one pool, started first, and taken
+        assert pools == [1] and processes._warm is None
+        assert spread == invoke("--no-cache", "stats", "--json", "--workers", "1", path)
+        # figures the cache holds need no worker: the one started is let go
+        invoke("stats", "--json", "--workers", "1", path)
+        events.clear()
+        assert invoke("stats", "--json", "--workers", "2", path) == spread
+        assert events == ["pool", "open"] and pools == [1] and processes._warm is None
+
 
 class TestSpreadDecisions:
     def test_short_sessions_are_measured_in_this_process(self) -> None:
