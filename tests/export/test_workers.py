@@ -217,22 +217,6 @@ def test_replies_are_cut_into_parts_of_about_equal_bytes_in_order() -> None:
     assert plan._parts([], 2) == [(0, 0)]
 
 
-def test_an_export_of_the_active_path_starts_its_workers_before_the_path_is_read(
-    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    events: list[str] = []
-    real_pool, real_path = processes._new_pool, Session.branch_path
-    monkeypatch.setattr(processes, "_new_pool", lambda n: events.append("pool") or real_pool(n))
-    monkeypatch.setattr(
-        Session, "branch_path", lambda s, *a: events.append("path") or real_path(s, *a)
-    )
-    for fmt in ("markdown", "html"):
-        events.clear()
-        text = "".join(export_chunks(Session.open(branched, cache=False), fmt, workers=2))  # type: ignore[arg-type]
-        assert events[0] == "pool" and events.count("pool") == 1, fmt
-        assert text == "".join(export_chunks(Session.open(branched, cache=False), fmt))  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize("fmt", ["html", "markdown"])
 def test_a_worker_that_cannot_read_the_facts_leaves_the_export_as_it_is(
     branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str
@@ -345,19 +329,29 @@ def test_a_pool_s_pipes_hold_a_slice_s_text() -> None:
         pool.shutdown()
 
 
-def test_a_json_export_starts_its_workers_before_it_makes_the_entries(
-    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("fmt", "first_read"),
+    [("json", "entries"), ("markdown", "branch_path"), ("html", "branch_path")],
+)
+def test_an_export_of_every_entry_or_the_active_path_starts_its_workers_before_reading(
+    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str, first_read: str
 ) -> None:
+    # (JSON before it makes the entries, Markdown and HTML before the path is read)
     events: list[str] = []
-    real_pool, real_entries = processes._new_pool, Session.entries
+    real_pool, real = processes._new_pool, getattr(Session, first_read)
     monkeypatch.setattr(processes, "_new_pool", lambda n: events.append("pool") or real_pool(n))
+    read = real.fget if isinstance(real, property) else real
+
+    def recorded(*args: Any) -> Any:
+        events.append("read")
+        return read(*args)
+
     monkeypatch.setattr(
-        Session, "entries", property(lambda s: events.append("entries") or real_entries.fget(s))
+        Session, first_read, property(recorded) if isinstance(real, property) else recorded
     )
-    session = Session.open(branched, cache=False)
-    text = "".join(export_chunks(session, "json", workers=2))
-    assert events[0] == "pool" and events.count("pool") == 1
-    assert text == "".join(export_chunks(Session.open(branched, cache=False), "json"))
+    text = "".join(export_chunks(Session.open(branched, cache=False), fmt, workers=2))  # type: ignore[arg-type]
+    assert events[0] == "pool" and events.count("pool") == 1 and "read" in events
+    assert text == "".join(export_chunks(Session.open(branched, cache=False), fmt))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "json", "html", "textconv"])
