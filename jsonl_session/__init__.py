@@ -135,6 +135,7 @@ if TYPE_CHECKING:
         partial_reply,
     )
     from jsonl_session.session import Session
+    from jsonl_session.session.measured import token_breakdown_of
     from jsonl_session.storage.cache import CacheOption, on_record_not_kept
     from jsonl_session.storage.foreign import AGENT_NAMES
     from jsonl_session.storage.leftovers import abandoned_temps, remove_abandoned_temps
@@ -229,6 +230,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Redactor": ("views.redact", "Redactor"),
     "redact_text": ("views.redact", "redact_text"),
     "textconv": ("views.textconv", "textconv"),
+    "token_breakdown_of": ("session.measured", "token_breakdown_of"),
     "textconv_chunks": ("views.textconv", "textconv_chunks"),
     "textconv_encoded": ("views.textconv", "textconv_encoded"),
     "EXPORT_FORMATS": ("export", "FORMATS"),
@@ -450,6 +452,7 @@ __all__ = [
     "to_json",
     "to_openai_chat",
     "to_openai_responses",
+    "token_breakdown_of",
     "tool_result",
     "write_export",
 ]

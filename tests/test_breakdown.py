@@ -385,6 +385,24 @@ class TestSpreadOverProcesses:
         assert invoke("stats", "--json", "--workers", "2", path) == spread
         assert events == ["pool", "open"] and pools == [1] and processes._warm is None
 
+    @pytest.mark.usefixtures("long_lines_on_disk")
+    def test_the_figures_of_a_file_by_its_path_are_those_of_the_session_opened(
+        self, tmp_path: Path, pools: list[int]
+    ) -> None:
+        from jsonl_session import token_breakdown_of
+
+        path = generate(tmp_path / "gen.jsonl", entries=300)
+        session = Session.open(path, cache=False)
+        leaf = session.branch_path()[-5].id
+        expected = session.token_breakdown(leaf).to_dict()
+        assert token_breakdown_of(path, leaf, cache=False).to_dict() == expected
+        assert pools == []
+        assert token_breakdown_of(path, leaf, workers=2, cache=False).to_dict() == expected
+        assert pools == [1]
+        assert (
+            token_breakdown_of(path, cache=False).to_dict() == session.token_breakdown().to_dict()
+        )
+
 
 class TestSpreadDecisions:
     def test_short_sessions_are_measured_in_this_process(self) -> None:

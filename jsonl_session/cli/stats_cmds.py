@@ -49,18 +49,11 @@ def stats(
     workers: StatsWorkersOption = None,
 ) -> None:
     """Stored vs model-facing tokens, by entry type, role and tool, and the largest entries."""
-    from jsonl_session import Session
-    from jsonl_session.breakdown_spread import warm_spread
-    from jsonl_session.processes import drop_warm_pool
+    from jsonl_session import token_breakdown_of
 
     path = session_file(ctx, file)
-    warm = warm_spread(path, workers)  # (they start while the session is opened)
-    try:
-        session = Session.open(path, cache=cache_for(ctx))
-        leaf_id = session.resolve_id(leaf) if leaf is not None else None
-        found = session.token_breakdown(leaf_id, workers=workers)
-    finally:
-        drop_warm_pool(warm)  # (not taken: the figures were in the cache)
+    # (the workers start while the session is opened)
+    found = token_breakdown_of(path, leaf, workers=workers, cache=cache_for(ctx))
     if as_json:
         print_json(found.to_dict())
         return
