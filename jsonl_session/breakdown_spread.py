@@ -83,6 +83,8 @@ def measure_spread(
     chunks = _chunks(bodies, size)
     if len(chunks) == 1:  # (one entry holds nearly all the bytes)
         return measure_stored(bodies, largest)
+    from concurrent.futures.process import BrokenProcessPool
+
     pool = spawned_pool(count - 1)
     try:
         # This process measures the chunks from the first on, the workers from the
@@ -92,14 +94,23 @@ def measure_spread(
         handed: dict[int, Future[tuple[Stored, UsageTally]]] = {}
         low, high = 0, len(chunks)
 
+        broken = False
+
         def hand_out() -> None:
-            nonlocal high
+            nonlocal high, broken
             busy = sum(not future.done() for future in handed.values())
-            while busy < count and high - 1 > low:  # (count - 1 workers, one queued)
-                high -= 1
-                start, stop = chunks[high]
+            # (count - 1 workers, and one chunk queued)
+            while not broken and busy < count and high - 1 > low:
+                start, stop = chunks[high - 1]
                 part = Part(entry_columns(path, bodies[start:stop]), largest)
-                handed[high] = pool.submit(measure_in_worker, part)
+                try:
+                    handed[high - 1] = pool.submit(measure_in_worker, part)
+                except BrokenProcessPool:
+                    # a worker died (its chunks are measured again below): the
+                    # chunks not handed out yet are this process's
+                    broken = True
+                    return
+                high -= 1
                 busy += 1
 
         hand_out()

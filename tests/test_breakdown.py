@@ -403,6 +403,55 @@ class TestSpreadOverProcesses:
             token_breakdown_of(path, cache=False).to_dict() == session.token_breakdown().to_dict()
         )
 
+    @pytest.mark.usefixtures("lines_on_disk")
+    def test_a_worker_that_dies_leaves_its_chunk_and_the_rest_to_this_process(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        class DiedPool:
+            """A pool whose worker died on the first chunk it took: that chunk's
+            future fails, and the pool takes no more (as ProcessPoolExecutor)."""
+
+            submitted = 0
+
+            def submit(self, *args: Any) -> Future[Any]:
+                self.submitted += 1
+                if self.submitted > 1:
+                    raise BrokenProcessPool("a worker died")
+                future: Future[Any] = Future()
+                future.set_exception(BrokenProcessPool("a worker died"))
+                return future
+
+            def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+                pass
+
+        monkeypatch.setattr(breakdown_spread, "SPREAD_BYTES", 0)
+        monkeypatch.setattr(breakdown_spread, "CHUNK_BYTES", 1 << 14)
+        died = DiedPool()
+        monkeypatch.setattr(breakdown_spread, "spawned_pool", lambda workers: died)
+        session = Session.open(generate(tmp_path / "gen.jsonl"), cache=False)
+        bodies = breakdown_module.body_entries(session.entries)
+        expected = repr(breakdown_module.measure_stored(bodies))
+        assert repr(breakdown_spread.measure_spread(bodies, workers=2)) == expected
+        assert died.submitted == 2
+
+    def test_measuring_by_path_leaves_another_caller_s_waiting_workers_alone(
+        self, tmp_path: Path
+    ) -> None:
+        from jsonl_session import processes, token_breakdown_of
+
+        path = generate(tmp_path / "gen.jsonl", entries=50)
+        pool = processes.warm_pool(2)
+        assert pool is not None
+        try:
+            token_breakdown_of(path, cache=False)  # (one process: it starts none)
+            assert processes._warm is not None and processes._warm[0] is pool
+        finally:
+            processes.drop_warm_pool(pool)
+        assert processes._warm is None
+
 
 class TestSpreadDecisions:
     def test_short_sessions_are_measured_in_this_process(self) -> None:

@@ -223,9 +223,10 @@ class ExportPlan:
         count = warm_pool_waiting() if self.session.dialect == "pi" and path else 0
         if not count or path is None:
             return LaterFigures([])  # (their columns are not even made)
-        replies = [e for e in self.shown_entries() if e.type == "message" and e.role == "assistant"]
-        if not replies:
-            return LaterFigures([])
+        shown = self.shown_entries()
+        replies = [e for e in shown if e.type == "message" and e.role == "assistant"]
+        if not replies or export_workers(count, lines_size(shown)) == 1:
+            return LaterFigures([])  # (a short path: read here sooner than workers start)
         futures = []
         for index, (start, stop) in enumerate(_parts(replies, count)):
             columns = entry_columns(str(path), replies[start:stop])

@@ -79,11 +79,13 @@ def export_chunks(
         # fifth of a second from a cache record of a long session)
         warm = _warm(session, _file_size(session), workers, fmt)
         return ExportChunks(iter_json(session, leaf_id, redactor, workers), redactor, warm)
-    # The workers start while the plan and the export's head are made: at once when
-    # the export shows every branch or the active path, which in a file long enough
-    # to spread is nearly all of it; once the path is known for a leaf named (a
-    # branch left long ago may be short).
-    early = all_branches or leaf_id is None
+    # The workers start while the plan and the export's head are made: at once for a
+    # Markdown export of every branch or of the active path, which in a file long
+    # enough to spread is nearly all of it; once the path is known for a leaf named
+    # (a branch left long ago may be short), and for a page, whose workers import the
+    # Markdown and highlighting libraries: started for a short path, they would take
+    # the cores from this process for longer than the page takes.
+    early = fmt == "markdown" and (all_branches or leaf_id is None)
     warm = _warm(session, _file_size(session), workers, fmt) if early else None
     try:
         plan = ExportPlan(session, leaf_id, all_branches, redact)
@@ -96,7 +98,8 @@ def export_chunks(
             return ExportChunks(iter_html(plan, workers), plan.redactor, warm)
         return ExportChunks(iter_markdown(plan, workers), plan.redactor, warm)
     except BaseException:
-        drop_warm_pool(warm)
+        if warm is not None:  # (None would let go of another caller's waiting pool)
+            drop_warm_pool(warm)
         raise
 
 

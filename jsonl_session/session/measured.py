@@ -38,4 +38,5 @@ def token_breakdown_of(
         leaf_id = session.resolve_id(leaf) if leaf is not None else None
         return session.token_breakdown(leaf_id, largest=largest, workers=workers)
     finally:
-        drop_warm_pool(warm)
+        if warm is not None:  # (None would let go of another caller's waiting pool)
+            drop_warm_pool(warm)

@@ -85,7 +85,8 @@ def _warmed(
     try:
         yield from _chunks(path, cache, workers)
     finally:
-        drop_warm_pool(warm)  # if none took it
+        if warm is not None:  # (None would let go of another caller's waiting pool)
+            drop_warm_pool(warm)  # if none took it
 
 
 def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[Piece]:

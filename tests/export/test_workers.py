@@ -203,6 +203,22 @@ def test_each_worker_reads_a_part_of_the_replies_figures(
     assert _export(branched, fmt, 1) == page
 
 
+def test_a_short_active_path_s_figures_are_read_here_not_by_workers_still_starting(
+    branched: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "short.jsonl"
+    shutil.copyfile(branched, path)
+    session = Session.open(path, cache=False, fsync="never")
+    monkeypatch.setattr(slices, "PARALLEL_BYTES", slices.lines_size(session.entries) // 2)
+    session.branch(next(e for e in session.entries if e.role == "assistant").id)
+    handed: list[Any] = []
+    monkeypatch.setattr(plan, "submit_warm", lambda *args: handed.append(args))
+    alone = "".join(export_chunks(session, "markdown", workers=1))
+    assert "".join(export_chunks(session, "markdown", workers=2)) == alone
+    assert handed == []  # (the workers started with the export are let go unused)
+    assert processes._warm is None
+
+
 def test_replies_are_cut_into_parts_of_about_equal_bytes_in_order() -> None:
     sizes = [5, 1, 1, 1, 1, 1, 10, 2]
     entries: Any = [type("E", (), {"length": n})() for n in sizes]
@@ -330,13 +346,19 @@ def test_a_pool_s_pipes_hold_a_slice_s_text() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fmt", "first_read"),
-    [("json", "entries"), ("markdown", "branch_path"), ("html", "branch_path")],
+    ("fmt", "first_read", "early"),
+    [("json", "entries", True), ("markdown", "branch_path", True), ("html", "branch_path", False)],
 )
 def test_an_export_of_every_entry_or_the_active_path_starts_its_workers_before_reading(
-    branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str, first_read: str
+    branched: Path,
+    spread_small: None,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+    first_read: str,
+    early: bool,
 ) -> None:
-    # (JSON before it makes the entries, Markdown and HTML before the path is read)
+    # (JSON before it makes the entries, Markdown before the path is read; a page
+    # once it knows its path, as its workers load the libraries it renders with)
     events: list[str] = []
     real_pool, real = processes._new_pool, getattr(Session, first_read)
     monkeypatch.setattr(processes, "_new_pool", lambda n: events.append("pool") or real_pool(n))
@@ -350,7 +372,8 @@ def test_an_export_of_every_entry_or_the_active_path_starts_its_workers_before_r
         Session, first_read, property(recorded) if isinstance(real, property) else recorded
     )
     text = "".join(export_chunks(Session.open(branched, cache=False), fmt, workers=2))  # type: ignore[arg-type]
-    assert events[0] == "pool" and events.count("pool") == 1 and "read" in events
+    assert events.count("pool") == 1 and "read" in events
+    assert events.index("pool") < events.index("read") if early else events[0] == "read"
     assert text == "".join(export_chunks(Session.open(branched, cache=False), fmt))  # type: ignore[arg-type]
 
 
