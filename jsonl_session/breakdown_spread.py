@@ -15,7 +15,6 @@ and line_sizes.py's; the pool is processes.py's.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from jsonl_session.breakdown import Stored, measure_part, measure_stored
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.processes import spawned_pool, wanted_workers, warm_pool
 from jsonl_session.storage.columns import EntryColumns, entry_columns
+from jsonl_session.storage.header import pi_file_size
 from jsonl_session.usage import UsageTally
 
 if TYPE_CHECKING:
@@ -56,15 +56,13 @@ def spread_workers(workers: int | None, size: int) -> int:
 
 def warm_spread(path: Path | str, workers: int | None) -> ProcessPoolExecutor | None:
     """Start the workers that will measure the session file at ``path`` now, when it is
-    long enough to spread (its size): they then start while the session is opened
-    (processes.warm_pool; `measure_spread` takes them). The pool, to let go with
-    processes.drop_warm_pool whether or not it was taken (the figures may be cached),
-    or None."""
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        return None  # (opening the session says why)
-    count = spread_workers(workers, size)
+    long enough to spread (its size) and a pi file (its first line: another agent's
+    lines are held in memory and measured here): they then start while the session
+    is opened (processes.warm_pool; `measure_spread` takes them). The pool, to let
+    go with processes.drop_warm_pool whether or not it was taken (the figures may be
+    cached), or None."""
+    size = pi_file_size(path)
+    count = spread_workers(workers, size) if size else 1
     return warm_pool(count - 1, __name__) if count > 1 else None
 
 

@@ -452,6 +452,24 @@ class TestSpreadOverProcesses:
             processes.drop_warm_pool(pool)
         assert processes._warm is None
 
+    def test_workers_are_started_early_for_a_long_pi_file_only(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from locations import FIXTURES
+
+        from jsonl_session import processes
+
+        monkeypatch.setattr(breakdown_spread, "SPREAD_BYTES", 0)
+        claude = next((FIXTURES / "claude" / "projects").glob("*/*.jsonl"))
+        # another agent's lines are held in memory and measured here: no worker
+        assert breakdown_spread.warm_spread(claude, 2) is None
+        assert breakdown_spread.warm_spread(tmp_path / "missing.jsonl", 2) is None
+        pool = breakdown_spread.warm_spread(generate(tmp_path / "gen.jsonl", entries=20), 2)
+        try:
+            assert pool is not None
+        finally:
+            processes.drop_warm_pool(pool)
+
 
 class TestSpreadDecisions:
     def test_short_sessions_are_measured_in_this_process(self) -> None:

@@ -4,12 +4,16 @@ the entries as.
 Owns the header's checks (the first non-blank line, a JSON object of type "session"
 with a string id, an integer version, string cwd/timestamp/parents) and the error told
 when it fails, naming a header found later in the file; and the version a file is
-migrated from when its header has none. Reading the lines is loader.py's and
-reading.py's; migrating is format/migrate.py's.
+migrated from when its header has none; and a quick look at a file's first line
+(`pi_file_size`) for a caller deciding, before the file is read, whether to start
+workers for it. Reading the lines is loader.py's and reading.py's; migrating is
+format/migrate.py's.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ from jsonl_session.format.problems import Problem
 from jsonl_session.format.walk import as_text
 from jsonl_session.storage.lines import BOM, BOM_PROBLEM, RawLine
 
-__all__ = ["effective_version", "read_header"]
+__all__ = ["effective_version", "pi_file_size", "read_header"]
 
 
 def read_header(lines: list[RawLine], path: Path | None) -> tuple[dict[str, Any], RawLine]:
@@ -130,3 +134,20 @@ def effective_version(
 
 def _has_parent_key(entry: StoredEntry) -> bool:
     return b'"parentId"' in entry.raw
+
+
+def pi_file_size(path: Path | str) -> int:
+    """The size of the file at ``path`` when its first line looks like a pi session's
+    header, else 0 (another agent's transcript, or a file that cannot be read: reading
+    it says why). A look at its first 4 KiB, not the header's checks."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(_HEAD_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return 0
+    return size if _PI_HEADER.search(head) else 0
+
+
+_HEAD_BYTES = 4096
+_PI_HEADER = re.compile(rb'^\s*\{.*"type"\s*:\s*"session"')

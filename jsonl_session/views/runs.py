@@ -119,8 +119,8 @@ def _runs_from_entries(order: Sequence[StoredEntry], fold: bool) -> list[Run] | 
         else:
             children.setdefault(position[parent_id], []).append(at)
     # a stretch ends at an entry whose next does not follow it, or that has others
-    ends = sorted({at - 1 for at in compress(range(1, count), map(not_, follows[1:]))})
-    ends = sorted({*ends, count - 1, *children}) if count else []
+    broken = compress(range(count - 1), map(not_, follows[1:]))  # (next not following)
+    ends = sorted({*broken, count - 1, *children}) if count else []
     top = [Run(str(i), None) for i in range(1, len(roots) + 1)]
     pending = list(zip(top, roots, strict=True))
     reached = 0

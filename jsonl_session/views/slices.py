@@ -20,7 +20,6 @@ what goes around the entries is the caller's.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import msgspec
 from jsonl_session.catalog.parallel import in_order
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.processes import wanted_workers, warm_pool
+from jsonl_session.storage.header import pi_file_size
 from jsonl_session.storage.lines import LineSource
 from jsonl_session.views.redact import Redactor
 
@@ -92,17 +92,8 @@ def warm_export(
     """Start the workers of a transcript of the session file at ``path`` now (see
     `warm_workers`) when it is long enough to spread (its size) and a pi file (its
     first line): they then start while the file is read."""
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if export_workers(workers, size) == 1:
-                return None
-            head = handle.read(_HEAD_BYTES).split(b"\n", 1)[0]
-    except OSError:
-        return None  # reading the session says why
-    return warm_workers(workers, size, *modules) if _PI_HEADER.search(head) else None
+    size = pi_file_size(path) if path is not None else 0
+    return warm_workers(workers, size, *modules) if size else None
 
 
 def warm_workers(workers: int | None, size: int, *modules: str) -> ProcessPoolExecutor | None:
@@ -112,10 +103,6 @@ def warm_workers(workers: int | None, size: int, *modules: str) -> ProcessPoolEx
     processes.drop_warm_pool if no one took it, or None."""
     count = export_workers(workers, size)
     return warm_pool(count, __name__, *modules) if count > 1 else None
-
-
-_HEAD_BYTES = 4096
-_PI_HEADER = re.compile(rb'^\s*\{.*"type"\s*:\s*"session"')
 
 
 def lines_size(entries: Sequence[StoredEntry]) -> int:
