@@ -12,7 +12,7 @@ What a worker does with a run is the caller's (listing.py, search.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import TypeVar
 
 from jsonl_session.errors import JsonlSessionError
@@ -45,7 +45,7 @@ def in_order(
     workers: int,
     meanwhile: Callable[[], object] | None = None,
     here: Callable[[Run], Callable[[Run], Result] | None] | None = None,
-) -> Iterator[Result]:
+) -> Generator[Result, None, None]:
     """``work(run)`` of each run, done by ``workers`` spawned processes, yielded in
     the order of ``runs`` as each is ready. ``work`` must be a module-level function
     and runs and results picklable. Closing the iterator early stops what has not

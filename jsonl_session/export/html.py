@@ -29,7 +29,7 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run
-from jsonl_session.views.slices import Piece, joined, text_of
+from jsonl_session.views.slices import Piece, joined, piece_size, text_of
 from jsonl_session.views.transcript import EntryView, view_entry
 
 HIGHLIGHT_SPAN = 64 << 20
@@ -62,7 +62,7 @@ def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:
         if piece is None:
             break
         held.append(piece)
-        size += len(piece) if isinstance(piece, str) else len(piece.data)
+        size += piece_size(piece)
     facts = plan.facts(figures.get())
     listed = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
     yield (

@@ -15,6 +15,7 @@ from jsonl_session.views import slices
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
 from jsonl_session.views.slices import Piece, Utf8Piece, joined, text_of
+from jsonl_session.views.spool import SpooledPiece
 from jsonl_session.views.transcript import EntryView, Part, view_entry
 
 
@@ -76,6 +77,8 @@ def _ending_once(pieces: Iterable[Piece]) -> Iterator[Piece]:
             yield last
         yield from blank
         last, blank = piece, []
+    if isinstance(last, SpooledPiece):  # (a slice's text: some hundreds of kB)
+        last = Utf8Piece(last.take())
     if isinstance(last, Utf8Piece):
         yield Utf8Piece(_stripped(last.data)[0])
     elif last is not None:  # in slices: a huge text ending the document is not copied whole
@@ -101,6 +104,8 @@ def _blank(piece: Piece) -> bool:
     """Whether ``piece`` holds whitespace only (or nothing), as ``str.isspace`` says."""
     if isinstance(piece, str):
         return not piece or piece.isspace()
+    if isinstance(piece, SpooledPiece):
+        return False  # (never spooled when only whitespace)
     data = piece.data
     # its first characters decide, unless all of them are whitespace
     head = data[:_TAIL_BYTES].decode("utf-8", "ignore")

@@ -44,7 +44,7 @@ from jsonl_session.views.slices import (
     record,
     rendered_pieces,
     slices_of,
-    text_of,
+    texts_of,
 )
 from jsonl_session.views.transcript import EntryView, view_entry
 
@@ -335,7 +335,7 @@ class Spread:
 
     def texts_of(self, run: int) -> Iterator[str]:
         """`pieces_of`, as texts."""
-        return map(text_of, self.pieces_of(run))
+        return texts_of(self.pieces_of(run))
 
 
 def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:

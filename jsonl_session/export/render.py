@@ -25,7 +25,15 @@ from jsonl_session.processes import drop_warm_pool
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.slices import Piece, encoded_pieces, lines_size, text_of, warm_workers
+from jsonl_session.views.slices import (
+    Piece,
+    encoded_pieces,
+    file_pieces,
+    lines_size,
+    texts_of,
+    warm_workers,
+)
+from jsonl_session.views.spool import SpooledPiece
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -46,13 +54,18 @@ class ExportChunks:
             weakref.finalize(self, drop_warm_pool, warm)
 
     def __iter__(self) -> Iterator[str]:
-        return map(text_of, self._pieces)
+        return texts_of(self._pieces)
 
     def encoded(self) -> Iterator[bytes]:
         """The pieces as `write_export` writes them (UTF-8; a lone surrogate as a
         backslash escape), small ones joined: a worker's pieces as it wrote them,
         never decoded here (views/slices.py's `encoded_pieces`)."""
         return encoded_pieces(self._pieces)
+
+    def _file_pieces(self) -> Iterator[bytes | SpooledPiece]:
+        """`encoded`, a piece a worker left in a file passed on as that file, for
+        `write_export` to copy (views/slices.py's `file_pieces`)."""
+        return file_pieces(self._pieces)
 
     @property
     def redactions(self) -> dict[str, int]:
@@ -180,10 +193,13 @@ def write_export(
     if source is not None and output.exists() and os.path.samefile(output, source):
         raise SessionWriteError(f"{output}: is the session being exported; choose another file")
     if isinstance(text, ExportChunks):
-        pieces: Iterable[bytes] = text.encoded()
+        pieces: Iterable[bytes | SpooledPiece] = text._file_pieces()
     else:
         pieces = encoded_pieces([text] if isinstance(text, str) else text)
     with output_file(output, replace=force) as out:
         for piece in pieces:
-            out.write(piece)
+            if isinstance(piece, bytes):
+                out.write(piece)
+            else:  # a worker's text, copied from its file by the kernel
+                piece.copy_to(out)
     return output

@@ -11,7 +11,8 @@ a session it appends to. One writer, so every output gets the same guarantees:
 - every OSError becomes a SessionWriteError naming the target and the reason.
 
 Writers stream: `output_file` is a context manager yielding a binary writer, so a
-renderer can write as it goes; `write_output` writes bytes at once. A long output is
+renderer can write as it goes (and `copy_from` another file's bytes, copied by the
+kernel where it can: `copy_file_into`); `write_output` writes bytes at once. A long output is
 synced to disk in the background as it is written (every `SYNC_EVERY` bytes), so the
 fsync at its end waits only for its last part; a failure of one of those syncs fails
 the write as the last fsync's would. Session files
@@ -24,9 +25,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -61,13 +63,26 @@ class OutputWriter:
             count = self._handle.write(data)
         except OSError as exc:
             raise write_failed(self.target, exc) from None
+        self._count(count)
+        return count
+
+    def _count(self, count: int) -> None:
         self.written += count
         if self._sync_early:
             self._unsynced += count
             if self._unsynced >= SYNC_EVERY and not self._still_syncing():
                 self._unsynced = 0
                 self._sync_in_background()
-        return count
+
+    def copy_from(self, source: int, size: int) -> None:
+        """Write ``size`` bytes read from the open file ``source`` (from its start),
+        copied by the kernel where it can (`copy_file_into`), as `write` would."""
+        try:
+            self._handle.flush()  # (what was written before goes first)
+            copy_file_into(source, self._handle.fileno(), size)
+        except OSError as exc:
+            raise write_failed(self.target, exc) from None
+        self._count(size)
 
     def settle(self) -> None:
         """Wait for a sync started in the background; raise its failure, if any (the
@@ -102,6 +117,61 @@ class OutputWriter:
 def _sync_data(fd: int) -> None:
     sync = getattr(os, "fdatasync", os.fsync)  # (no fdatasync on macOS or Windows)
     sync(fd)
+
+
+_NOT_HERE = frozenset(
+    (errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EBADF)
+)
+"""What copy_file_range or sendfile say when they cannot copy between these two files
+(another file system, a pipe or terminal, a file open for appending, no such call):
+the next way is tried."""
+
+
+def copy_file_into(source: int, target: int, size: int) -> None:
+    """Copy the first ``size`` bytes of the open file ``source`` to ``target`` at its
+    position: in the kernel (copy_file_range, else sendfile), else through a buffer.
+    Raises OSError, also when ``source`` holds fewer bytes."""
+    done = 0
+    for way in _kernel_ways():
+        try:
+            while done < size:
+                count = way(source, target, size - done, done)
+                if not count:
+                    raise _ended(done, size)
+                done += count
+            return
+        except OSError as exc:
+            if done or exc.errno not in _NOT_HERE:
+                raise
+    os.lseek(source, 0, os.SEEK_SET)
+    while done < size:
+        block = os.read(source, min(size - done, COPY_BLOCK))
+        if not block:
+            raise _ended(done, size)
+        view = memoryview(block)
+        while view:
+            view = view[os.write(target, view) :]
+        done += len(block)
+
+
+COPY_BLOCK = 1 << 20
+
+
+def _kernel_ways() -> list[Callable[[int, int, int, int], int]]:
+    """(source, target, count, offset in source) -> bytes copied, for each call this
+    system has that copies between files without a buffer here."""
+    ways: list[Callable[[int, int, int, int], int]] = []
+    copy_range = getattr(os, "copy_file_range", None)  # (Linux)
+    if copy_range is not None:
+        ways.append(lambda source, target, count, at: int(copy_range(source, target, count, at)))
+    send = getattr(os, "sendfile", None)
+    if send is not None and sys.platform.startswith("linux"):  # (macOS: to sockets only)
+        ways.append(lambda source, target, count, at: int(send(target, source, at, count)))
+    return ways
+
+
+def _ended(done: int, size: int) -> OSError:
+    return OSError(errno.EIO, f"the file copied ended after {done} of its {size} bytes")
 
 
 def write_failed(target: Path, exc: OSError) -> SessionWriteError:

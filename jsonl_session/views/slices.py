@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ from jsonl_session.processes import wanted_workers, warm_pool
 from jsonl_session.storage.header import pi_file_size
 from jsonl_session.storage.lines import LineSource
 from jsonl_session.views.redact import Redactor
+from jsonl_session.views.spool import SpooledPiece, SpooledText, new_spool, spool_text
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -48,6 +49,10 @@ HERE_BYTES = 16 << 20
 process in its turn while the workers go on: from a worker its text would cross a
 pipe whole (pickled, sent, read, taken apart), which costs more than a worker saves."""
 SLICE_ENTRIES = 1024  # ...or this many entries, whichever comes first
+SPOOL_BYTES = 64 << 10
+"""A worker's text shorter than this comes back through the pipe, a longer one in a
+file (views/spool.py) when the caller takes it as bytes: a file costs about what
+piping that much does."""
 # (the texts of four slices wait in memory at once: two queued for each worker)
 
 EntryRecord = tuple[Any, ...]  # StoredEntry's fields, its `source` left out
@@ -66,7 +71,8 @@ class Slice:
     them; a damaged line as its bytes), read from ``path``, each through ``render``
     with its item of ``context`` (or None) and ``shared``, the texts joined by
     ``separator``, each body decoded by ``body``. ``counted``: entries whose secrets
-    the caller has counted already (it showed them early, in a title or an outline)."""
+    the caller has counted already (it showed them early, in a title or an outline).
+    ``spool``: set by `rendered_pieces` when its caller takes the text as bytes."""
 
     render: Render
     path: str
@@ -77,6 +83,8 @@ class Slice:
     counted: frozenset[str] = frozenset()
     separator: str = ""
     body: Callable[[bytes], Any] = loads_object
+    spool: str | None = None  # the folder its text goes to as a file (views/spool.py)...
+    spool_from: int = 0  # ...when it has this many bytes
 
 
 def export_workers(workers: int | None, size: int) -> int:
@@ -163,11 +171,30 @@ class Utf8Piece:
         self.data = data
 
 
-Piece = str | Utf8Piece
+Piece = str | Utf8Piece | SpooledPiece
 
 
 def text_of(piece: Piece) -> str:
-    return piece if isinstance(piece, str) else piece.data.decode("utf-8")
+    """``piece``'s text (a spooled one read whole: see `texts_of`)."""
+    if isinstance(piece, str):
+        return piece
+    return (piece.take() if isinstance(piece, SpooledPiece) else piece.data).decode("utf-8")
+
+
+def texts_of(pieces: Iterable[Piece]) -> Iterator[str]:
+    """The texts of ``pieces``; a spooled one's in parts (`utf8_parts`)."""
+    for piece in pieces:
+        if isinstance(piece, SpooledPiece):
+            yield from (part.decode("utf-8") for part in utf8_parts(piece.take()))
+        else:
+            yield text_of(piece)
+
+
+def piece_size(piece: Piece) -> int:
+    """``piece``'s length: characters of a text, bytes of UTF-8."""
+    if isinstance(piece, str):
+        return len(piece)
+    return piece.size if isinstance(piece, SpooledPiece) else len(piece.data)
 
 
 JOINED_CHARS = 1 << 16
@@ -226,9 +253,22 @@ def encoded_pieces(pieces: Iterable[Piece]) -> Iterator[bytes]:
     """``pieces`` as UTF-8 for a byte stream (a lone surrogate as a backslash
     escape; a worker's bytes as it wrote them), small ones joined up to about
     JOINED_BYTES; a piece that large passes on alone, not copied into a join."""
+    for item in file_pieces(pieces):
+        yield item if isinstance(item, bytes) else item.take()
+
+
+def file_pieces(pieces: Iterable[Piece]) -> Iterator[bytes | SpooledPiece]:
+    """`encoded_pieces` for a writer that copies a spooled piece's file itself (an
+    output file: storage/outputs.py's `copy_from`): those pass on as they are."""
     held: list[bytes] = []
     size = 0
     for piece in pieces:
+        if isinstance(piece, SpooledPiece):
+            if held:
+                yield b"".join(held)
+                held, size = [], 0
+            yield piece
+            continue
         data = (
             piece.data
             if isinstance(piece, Utf8Piece)
@@ -265,31 +305,62 @@ def rendered_pieces(
 ) -> Iterator[tuple[int, Piece]]:
     """Each slice's text, rendered by ``workers`` processes, in pieces: (the slice's
     index, a piece), what they redacted added to ``redactor``'s counts. With
-    ``utf8``, a piece without a lone surrogate comes as its bytes (`Utf8Piece`).
+    ``utf8``, a piece without a lone surrogate comes as its bytes: a long one as the
+    file a worker left it in (`SpooledPiece`), a short one as `Utf8Piece`.
     ``meanwhile``: the caller's work done while the workers render the first slices
     (catalog/parallel.py's `in_order`). A slice of one huge line is rendered here, in
     its turn, a piece at a time (`_Here`)."""
-    results = in_order(render_slice, slices, workers, meanwhile, _here)
-    for index, result in enumerate(results):
-        if isinstance(result, _Here):
-            for piece in result.pieces(redactor):
-                yield index, piece
-            continue
-        data, counts, plain = result
-        redactor.counts.update(counts)
-        start = 0
-        while start < len(data):
-            # a newline is one byte in UTF-8, never part of a longer character
-            end = data.find(b"\n", start + PIECE_BYTES) + 1 or len(data)
-            part = data[start:end]
-            yield (
-                index,
-                (Utf8Piece(part) if utf8 and plain else part.decode("utf-8", "surrogatepass")),
-            )
-            start = end
+    spool = new_spool() if utf8 else None
+    jobs = _Spooling(slices, spool.folder) if spool is not None else slices
+    results = in_order(render_slice, jobs, workers, meanwhile, _here)
+    try:
+        for index, result in enumerate(results):
+            if isinstance(result, _Here):
+                for piece in result.pieces(redactor):
+                    yield index, piece
+                continue
+            data, counts, plain = result
+            redactor.counts.update(counts)
+            if isinstance(data, SpooledText):
+                assert spool is not None
+                yield index, SpooledPiece(spool, data.name, data.size)
+                continue
+            for part in utf8_parts(data):
+                yield (
+                    index,
+                    (Utf8Piece(part) if utf8 and plain else part.decode("utf-8", "surrogatepass")),
+                )
+    finally:
+        results.close()  # (its workers stop before the spool may go)
 
 
-Rendered = tuple[bytes, dict[str, int], bool]
+def utf8_parts(data: bytes) -> Iterator[bytes]:
+    """``data`` in parts of about `PIECE_BYTES`, each cut after a newline (one byte in
+    UTF-8, never part of a longer character)."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start + PIECE_BYTES) + 1 or len(data)
+        yield data[start:end] if start or end < len(data) else data
+        start = end
+
+
+class _Spooling(Sequence[Slice]):
+    """``slices``, each to leave its text in the spool's ``folder``."""
+
+    def __init__(self, slices: Sequence[Slice], folder: str) -> None:
+        self._slices = slices
+        self._folder = folder
+
+    def __len__(self) -> int:
+        return len(self._slices)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return replace(self._slices[index], spool=self._folder, spool_from=SPOOL_BYTES)
+
+
+Rendered = tuple[bytes | SpooledText, dict[str, int], bool]
 
 
 def _here(job: Slice) -> Callable[[Slice], Rendered | _Here] | None:
@@ -333,12 +404,18 @@ def render_slice(job: Slice) -> Rendered:
     text is plain UTF-8 (no lone surrogate). The text comes back as UTF-8 (lone
     surrogates kept) and is decoded only when its turn comes, if at all: the texts
     waiting their turn stay compact (a str holding one emoji takes four bytes a
-    character)."""
+    character). With a spool, a long plain text comes as the file it was left in
+    (`SpooledText`)."""
     redactor = Redactor(enabled=job.redact)
     texts: list[Any] = list(_slice_texts(job, redactor))  # all str, or all bytes
     if texts and isinstance(texts[0], bytes):  # UTF-8 without a lone surrogate
-        return b"".join(texts), dict(redactor.counts), True
-    data, plain = utf8_of(texts)
+        data, plain = b"".join(texts), True
+    else:
+        data, plain = utf8_of(texts)
+    if job.spool is not None and plain and len(data) >= job.spool_from and not data.isspace():
+        name = spool_text(job.spool, data)
+        if name is not None:
+            return SpooledText(name, len(data)), dict(redactor.counts), True
     return data, dict(redactor.counts), plain
 
 

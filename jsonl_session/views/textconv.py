@@ -31,7 +31,7 @@ from jsonl_session.views.slices import (
     record,
     rendered_pieces,
     slices_of,
-    text_of,
+    texts_of,
     warm_export,
 )
 from jsonl_session.views.transcript import Part, dump_json, view_entry
@@ -59,8 +59,7 @@ def textconv_chunks(
     the same text; they are spawned (see catalog/parallel.py)."""
     pieces = _warmed(path, cache, workers)
     try:
-        for piece in pieces:
-            yield text_of(piece)
+        yield from texts_of(pieces)
     finally:
         pieces.close()  # (its workers let go at once when this one is closed early)
 

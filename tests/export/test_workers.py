@@ -406,3 +406,76 @@ def test_a_huge_line_is_a_slice_of_its_own(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(slices, "HERE_BYTES", 100)
     sizes = [10, 10, 100, 10, 500, 100, 10, 10]
     assert slices.slices_of(sizes) == [(0, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 8)]
+
+
+@pytest.fixture
+def spooled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, int]:
+    """Every worker's text handed back through a file (views/spool.py), in a temporary
+    folder of the test's own; how many were copied into a file and how many read."""
+    from jsonl_session.views.spool import SpooledPiece
+
+    monkeypatch.setattr(slices, "SPOOL_BYTES", 1)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temporary))
+    counts = {"copied": 0, "taken": 0, "folders": 0}
+    copy_to, take = SpooledPiece.copy_to, SpooledPiece.take
+
+    def counted_copy(piece: SpooledPiece, out: Any) -> None:
+        counts["copied"] += 1
+        counts["folders"] = len(os.listdir(temporary))
+        copy_to(piece, out)
+
+    def counted_take(piece: SpooledPiece) -> bytes:
+        counts["taken"] += 1
+        return take(piece)
+
+    monkeypatch.setattr(SpooledPiece, "copy_to", counted_copy)
+    monkeypatch.setattr(SpooledPiece, "take", counted_take)
+    return counts
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "html"])
+def test_workers_texts_reach_a_file_through_files_of_their_own_that_are_then_gone(
+    branched: Path, spread_small: None, spooled: dict[str, int], tmp_path: Path, fmt: str
+) -> None:
+    from jsonl_session import write_export
+
+    alone, _ = _export(branched, fmt, 1)
+    out = tmp_path / f"out.{fmt}"
+    write_export(export_chunks(Session.open(branched, cache=False), fmt, workers=2), out)  # type: ignore[arg-type]
+    assert out.read_text(encoding="utf-8") == alone
+    assert spooled["copied"] > 10  # copied, never read here, but Markdown's last (its end cut)
+    assert spooled["taken"] == (1 if fmt == "markdown" else 0)
+    assert spooled["folders"] == 1
+    assert _export(branched, fmt, 2) == (alone, {})  # read back as text
+    assert spooled["taken"] > 10
+    gc.collect()
+    assert os.listdir(tmp_path / "tmp") == []  # every file and folder gone
+
+
+def test_a_transcript_s_texts_come_back_through_files_the_same_bytes(
+    branched: Path, spread_small: None, spooled: dict[str, int], tmp_path: Path
+) -> None:
+    alone = b"".join(textconv_encoded(branched, cache=False, workers=1))
+    assert b"".join(textconv_encoded(branched, cache=False, workers=2)) == alone
+    assert "".join(textconv_chunks(branched, cache=False, workers=2)) == alone.decode()
+    assert spooled["taken"] > 20
+    gc.collect()
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+def test_a_slice_s_text_in_a_file_is_read_in_parts_cut_after_newlines(
+    spooled: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jsonl_session.views.spool import SpooledPiece, new_spool, spool_text
+
+    monkeypatch.setattr(slices, "PIECE_BYTES", 10)
+    text = "".join(f"line {n} · ü\n" for n in range(50))
+    spool = new_spool()
+    assert spool is not None
+    name = spool_text(spool.folder, text.encode())
+    assert name is not None
+    parts = list(slices.texts_of([SpooledPiece(spool, name, len(text.encode()))]))
+    assert "".join(parts) == text and len(parts) > 20
+    assert all(part.endswith("\n") for part in parts)

@@ -329,3 +329,88 @@ class TestSyncedAsWritten:
             f"cannot write {target}: Input/output error; nothing was written"
         )
         assert listing(tmp_path) == []
+
+
+class TestCopyingAFileIn:
+    """`OutputWriter.copy_from` (a worker's text left in a file): copied by the kernel
+    where it can, through a buffer where it cannot, between what was written around
+    it, and refused whole when the file copied is shorter than said."""
+
+    def _source(self, tmp_path: Path, data: bytes) -> int:
+        path = tmp_path / "spooled"
+        path.write_bytes(data)
+        return os.open(path, os.O_RDONLY)
+
+    @pytest.mark.parametrize("refused", [(), ("copy_file_range",), ("copy_file_range", "sendfile")])
+    def test_a_file_is_copied_in_whichever_way_the_system_allows(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: tuple[str, ...]
+    ) -> None:
+        used: list[str] = []
+        for name in ("copy_file_range", "sendfile"):
+            real = getattr(os, name, None)
+            if real is None:
+                continue
+
+            def way(*args: int, name: str = name, real: object = real) -> int:
+                used.append(name)
+                if name in refused:  # as across file systems, or to a file that appends
+                    raise OSError(errno.EXDEV, "refused here")
+                return real(*args)  # type: ignore[operator, no-any-return]
+
+            monkeypatch.setattr(os, name, way)
+        data = bytes(range(256)) * 5000  # more than one buffer's worth
+        source = self._source(tmp_path, data + b"not this")
+        target = tmp_path / "out.md"
+        try:
+            with output_file(target) as out:
+                out.write(b"before ")
+                out.copy_from(source, len(data))
+                out.write(b" after")
+        finally:
+            os.close(source)
+        assert target.read_bytes() == b"before " + data + b" after"
+        assert out.written == len(data) + 13
+        if sys.platform.startswith("linux"):  # (the ways tried, in order, each until it fails)
+            tried = ["copy_file_range", "sendfile"][: len(refused) + 1]
+            assert list(dict.fromkeys(used)) == tried
+
+    def test_a_file_shorter_than_said_fails_the_output_which_is_not_made(
+        self, tmp_path: Path
+    ) -> None:
+        source = self._source(tmp_path, b"short")
+        target = tmp_path / "out.md"
+        try:
+            with (
+                pytest.raises(SessionWriteError, match=r"out\.md.*ended after 5 of its 9 bytes"),
+                output_file(target) as out,
+            ):
+                out.copy_from(source, 9)
+        finally:
+            os.close(source)
+        assert not os.path.lexists(target)
+        assert listing(tmp_path) == ["spooled"]
+
+    @pytest.mark.skipif(not hasattr(os, "pread"), reason="the stand-in copies with pread")
+    def test_a_kernel_copy_that_fails_halfway_is_not_begun_again(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        calls: list[int] = []
+
+        def halfway(source: int, target: int, count: int, offset: int) -> int:
+            calls.append(offset)
+            if offset:
+                raise OSError(errno.EXDEV, "refused after a part")
+            return os.write(target, os.pread(source, 3, offset))
+
+        monkeypatch.setattr(os, "copy_file_range", halfway, raising=False)
+        source = self._source(tmp_path, b"abcdefgh")
+        try:
+            with (
+                pytest.raises(SessionWriteError, match="refused after a part"),
+                output_file(tmp_path / "out.md") as out,
+            ):
+                out.copy_from(source, 8)
+        finally:
+            os.close(source)
+        assert calls == [0, 3]  # (no other way started over the 3 bytes copied)
+        assert listing(tmp_path) == ["spooled"]
