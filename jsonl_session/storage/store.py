@@ -64,6 +64,11 @@ TORN_TAIL_QUIET_SECONDS = 2.0
 """An unterminated last line is cut off only if the file has not changed for this
 long: a younger one may be a line another program is writing right now (a reader
 can see part of a large write), so it is only closed with a newline instead."""
+SETTLE_SECONDS = 0.05
+"""How long a recent unterminated last line is given to get its newline from the
+program writing it before this one closes it: a whole line written in one write()
+(as pi writes) is seen part done for microseconds, and a newline appended meanwhile
+would land after it, leaving a blank line."""
 
 
 def check_fsync_policy(fsync: str) -> None:
@@ -269,6 +274,11 @@ class LockedFile:
         size = info.st_size
         if size == 0 or pread(self.fd, 1, size - 1) == b"\n":
             return SealResult()
+        if quiet_seconds > 0 and time.time() - info.st_mtime < quiet_seconds:
+            settled = self._settled()  # (a line another program is writing right now)
+            if settled is None:
+                return SealResult()
+            info, size = settled, settled.st_size
         start = self._start_of_last_line(size)
         fragment = self.read_from(start)
         body = fragment[:-1] if fragment.endswith(b"\r") else fragment
@@ -293,6 +303,18 @@ class LockedFile:
         if self.fsync == "always":
             os.fsync(self.fd)
         return SealResult(sidecar=sidecar, fragment=fragment)
+
+    def _settled(self) -> os.stat_result | None:
+        """None once the file ends with a newline, waiting up to `SETTLE_SECONDS`;
+        else the file's state then."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            time.sleep(0.0005)
+            info = os.fstat(self.fd)
+            if info.st_size and pread(self.fd, 1, info.st_size - 1) == b"\n":
+                return None
+            if time.monotonic() >= deadline:
+                return info
 
     def _start_of_last_line(self, size: int) -> int:
         end = size

@@ -5,6 +5,7 @@ side of locking is in test_concurrency.py."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import orjson
@@ -185,6 +186,31 @@ class TestSealTail:
         assert target.read_bytes() == v3_bytes() + whole + b"\n"
         assert sidecars(tmp_path, "torn") == []
 
+    def test_a_line_another_program_is_writing_gets_its_own_newline_not_ours(
+        self, tmp_path: Path
+    ) -> None:
+        """pi writes a line in one write(); a reader can see it part done. Sealing
+        then waits for its newline instead of adding one after it (a blank line)."""
+        target = write_file(tmp_path / "s.jsonl", v3_bytes())
+        line = b'{"type":"custom","customType":"x","id":"cccc0001","parentId":"bbbb0003"}'
+        with open(target, "ab") as other:
+            other.write(line[:20])  # (the part seen while its write goes on)
+        finishing = threading.Timer(0.01, lambda: _append(target, line[20:] + b"\n"))
+        finishing.start()
+        with store.locked(target, "never") as handle:
+            result = handle.seal_tail()
+        finishing.join()
+        assert not result.closed and result.sidecar is None
+        assert target.read_bytes() == v3_bytes() + line + b"\n"
+
+    def test_a_recent_line_that_never_ends_is_closed_after_a_while(self, tmp_path: Path) -> None:
+        target = tmp_path / "s.jsonl"
+        target.write_bytes(v3_bytes() + b'{"type":"custom","id":"cccc00')  # changed now
+        with store.locked(target, "never") as handle:
+            result = handle.seal_tail()
+        assert result.closed and result.sidecar is None  # (kept: it may still end)
+        assert target.read_bytes().endswith(b'"cccc00\n')
+
     def test_each_tear_gets_its_own_sidecar(self, tmp_path: Path) -> None:
         target = write_file(tmp_path / "s.jsonl", v3_bytes() + b'{"first')
         with store.locked(target, "never") as handle:
@@ -251,3 +277,8 @@ class TestReplaceContents:
         for line in file_lines(target):
             assert line.endswith(b"\n")
             orjson.loads(line)
+
+
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as other:
+        other.write(data)
