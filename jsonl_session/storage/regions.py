@@ -15,6 +15,9 @@ from typing import Any
 from jsonl_session.storage.portable import pread
 
 CHUNK_BYTES = 8 << 20
+FIRST_BYTES = 1 << 20
+"""The first region's bytes; each next one twice the last, up to CHUNK_BYTES: the
+lines of the start are decoded while the next regions are read."""
 
 
 Region = tuple[bytes, int]
@@ -25,11 +28,13 @@ is a line the next region starts with (left there, so no region is copied)."""
 def file_regions(fd: int, start: int) -> Iterator[Region]:
     """The file from ``start`` on, in regions that end at a newline (the last one may
     not), so no line is split between two regions. Each region is one read: the part
-    of a line after its last newline is read again as the next region's start."""
+    of a line after its last newline is read again as the next region's start. The
+    first is small (FIRST_BYTES), so the caller starts on it at once."""
     position = start
+    size = min(FIRST_BYTES, CHUNK_BYTES)
     while True:
-        data = pread(fd, CHUNK_BYTES, position)
-        if len(data) < CHUNK_BYTES:  # the rest of the file
+        data = pread(fd, size, position)
+        if len(data) < size:  # the rest of the file
             if data:
                 yield data, len(data)
             return
@@ -38,6 +43,7 @@ def file_regions(fd: int, start: int) -> Iterator[Region]:
             data, stop = _through_newline(fd, data, position)
         yield data, stop
         position += stop
+        size = min(size * 2, CHUNK_BYTES)
 
 
 def _through_newline(fd: int, data: bytes, position: int) -> Region:

@@ -107,9 +107,10 @@ class TestChunkedReadEqualsWholeRead:
         path = tmp_path / fixture.name
         path.write_bytes(VARIANTS[variant](fixture.read_bytes()))
         whole = outcome(lambda: parse_session_bytes(path.read_bytes(), path))
-        for chunk in (61, 4096):
+        for chunk, window in ((61, 1 << 20), (4096, 1 << 20), (4096, 1), (4096, 100)):
             monkeypatch.setattr(regions, "CHUNK_BYTES", chunk)
-            assert outcome(lambda: load_entries(path, cache=False)) == whole, chunk
+            monkeypatch.setattr(reading, "WINDOW_BYTES", window)  # windows within a region
+            assert outcome(lambda: load_entries(path, cache=False)) == whole, (chunk, window)
 
     @pytest.mark.usefixtures("chunked_everything")
     @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.stem)
@@ -134,6 +135,8 @@ class TestChunkedReadEqualsWholeRead:
         for chunk in (1, 7, 61, 4096):
             monkeypatch.setattr(regions, "CHUNK_BYTES", chunk)
             assert outcome(lambda: load_entries(path, cache=False)) == whole, chunk
+        monkeypatch.setattr(reading, "WINDOW_BYTES", 50)  # windows within a region
+        assert outcome(lambda: load_entries(path, cache=False)) == whole
 
 
 # --- a large file with the default thresholds ---------------------------------------------
@@ -186,7 +189,9 @@ class TestLargeFile:
         assert max(e.length for e in whole.entries) > 4096
         assert key(load_entries(path, cache=False)) == key(whole)
 
-    def test_a_damaged_large_file_reads_as_a_whole_read(self, tmp_path: Path) -> None:
+    def test_a_damaged_large_file_reads_as_a_whole_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         path = generate(tmp_path / "big.jsonl")
         lines = path.read_bytes().split(b"\n")
         lines[100] = lines[100][: len(lines[100]) // 2]  # cut off: invalid JSON
@@ -197,6 +202,8 @@ class TestLargeFile:
         kinds = {p.kind for p in whole.problems}
         assert {"invalid-json", "invalid-utf8", "not-an-entry", "extra-header"} <= kinds
         assert whole.torn_tail is not None
+        assert key(load_entries(path, cache=False)) == key(whole)
+        monkeypatch.setattr(reading, "WINDOW_BYTES", 3000)  # a bad line in many a window
         assert key(load_entries(path, cache=False)) == key(whole)
         session = Session.open(path, cache=False)
         assert session.build_context().to_dict() == build_context(whole.entries).to_dict()
