@@ -16,7 +16,7 @@ from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
 from jsonl_session.views.slices import Piece, Utf8Piece, joined, text_of
 from jsonl_session.views.spool import SpooledPiece
-from jsonl_session.views.transcript import EntryView, Part, view_entry
+from jsonl_session.views.transcript import EntryView, Part, dump_json, view_entry
 
 
 def render_markdown(plan: ExportPlan) -> str:
@@ -59,8 +59,105 @@ def markdown_entry(
     """One entry's Markdown, from its body (views/slices.py's `Render`), in pieces: a
     huge text stays a piece of its own, never copied into a join."""
     assert isinstance(entry, StoredEntry)
+    if not redactor.enabled and data is not None and entry.type == "message":
+        lean = _lean_message(labels, entry, data)
+        if lean is not None:
+            return joined(lean)
     view = view_entry(entry, redactor, data)
     return joined(_md_entry(labels, view))
+
+
+_STOPPED = ("error", "aborted", "length")
+
+
+def _lean_message(
+    labels: dict[str, str], entry: StoredEntry, data: dict[str, Any]
+) -> list[str] | None:
+    """`_md_entry` of the message's view, for the messages most of a session holds
+    (a user's, an assistant's or a tool result's text, thoughts and tool calls, no
+    secret redacted), written straight from its body: the view's objects cost more
+    than the text. None for any other shape, which goes through the view; a
+    differential test keeps the two the same."""
+    message = data.get("message")
+    if message.__class__ is not dict:
+        return None
+    role = message.get("role")
+    label = labels.get(entry.id)
+    tag = f" · label **{label}**" if label else ""
+    if role == "assistant":
+        provider, model = message.get("provider", "?"), message.get("model", "?")
+        if provider.__class__ is not str or model.__class__ is not str:
+            return None
+        heading = f"### Assistant · {provider}/{model}\n\n"
+    elif role == "user":
+        heading = "### User\n\n"
+    elif role == "toolResult":
+        name = message.get("toolName", "?")
+        if name.__class__ is not str:
+            return None
+        error = message.get("isError") is True
+        detail = f"{name} (error)" if error else name
+        heading = f"### Tool result · {detail}\n\n" if detail else "### Tool result\n\n"
+    else:
+        return None
+    pieces = [f"{heading}{_code(entry.id)} · {entry.timestamp}{tag}\n\n"]
+    content = message.get("content")
+    if content.__class__ is str:
+        blocks: list[Any] = [{"type": "text", "text": content}]
+    elif content.__class__ is list:
+        blocks = content
+    elif content is None:
+        blocks = []
+    else:
+        return None
+    out = role == "toolResult"
+    shown = False
+    for block in blocks:
+        if block.__class__ is not dict:
+            return None
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if text.__class__ is not str:
+                return None
+            if out:
+                if len(text) <= 1 and text in ("", "\n"):
+                    pieces.append("*(no output)*\n\n")
+                else:
+                    title = "**Error output**" if error else "**Output**"
+                    pieces += [f"{title}\n\n", *_fence(text, newline_ends=True)]
+            else:
+                pieces += [text, "\n\n"]
+        elif kind == "thinking" and not out:
+            text = block.get("thinking", "")
+            if block.get("redacted") is True:
+                text = "(thinking redacted by the provider)"
+            elif text.__class__ is not str:
+                return None
+            quoted = "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+            pieces += ["> **Thinking**\n>\n", quoted, "\n\n"]
+        elif kind == "toolCall" and not out:
+            name, ref = block.get("name", "?"), block.get("id", "")
+            if name.__class__ is not str or ref.__class__ is not str:
+                return None
+            call = f"**Tool call** {_code(name)}" + (f" · {_code(ref)}" if ref else "")
+            pieces += [f"{call}\n\n", *_fence(dump_json(block.get("arguments")), "json")]
+        else:
+            return None
+        shown = True
+    if role == "assistant":
+        failure = message.get("errorMessage")
+        if isinstance(failure, str):
+            pieces.append(f"**Error:** {failure}\n\n")
+        elif message.get("stopReason") in _STOPPED:
+            pieces.append(f"*stopped: {message['stopReason']}*\n\n")
+    elif out:
+        if not shown:
+            pieces.append("*(no output)*\n\n")
+        details = message.get("details")
+        if details is not None:
+            pieces += ["**details**\n\n", *_fence(dump_json(details), "json")]
+    return pieces
 
 
 def _ending_once(pieces: Iterable[Piece]) -> Iterator[Piece]:
