@@ -34,6 +34,7 @@ from jsonl_session.views.slices import (
     texts_of,
     warm_export,
 )
+from jsonl_session.views.textconv_lean import message_texts
 from jsonl_session.views.transcript import Part, dump_json, view_entry
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -199,10 +200,27 @@ def _entry_block(
     entry: StoredEntry, data: dict[str, Any], previous: str | None, repeated: bool
 ) -> str | list[str]:
     """The block's text, or its pieces when a part of it is long."""
-    blocks: list[str | list[str]] = []  # joined by newlines, the block's text
     parent = entry.parent_id
+    branch = None
     if parent != previous and (parent is not None or previous is not None):
-        blocks.append(f">> branch from {parent}" if parent is not None else ">> new root")
+        branch = f">> branch from {parent}" if parent is not None else ">> new root"
+    if entry.type == "message":
+        lean = message_texts(entry, data)
+        if lean is not None and all(len(text) <= _STRETCH for text in lean[1]):
+            title, texts = lean
+            if repeated:
+                title += " · id used again (the later entry counts)"
+            lines = [_indent(text) for text in texts]
+            return "\n".join([branch, title, *lines] if branch else [title, *lines])
+    return _viewed_block(entry, data, branch, repeated)
+
+
+def _viewed_block(
+    entry: StoredEntry, data: dict[str, Any], branch: str | None, repeated: bool
+) -> str | list[str]:
+    """The block through the entry's view (any entry)."""
+    blocks: list[str | list[str]] = [branch] if branch else []  # joined by newlines
+    parent = entry.parent_id
     view = view_entry(entry, data=data)
     what = (entry.role or "message") if entry.type == "message" else entry.type
     if entry.type == "custom" and entry.custom_type:

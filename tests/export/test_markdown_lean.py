@@ -8,9 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers_large import generate
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from message_shapes import EDGE_CASES, message_like
 
 from jsonl_session import Session
 from jsonl_session.export import markdown
@@ -18,51 +20,6 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.slices import joined
 from jsonl_session.views.transcript import view_entry
-
-texts = st.sampled_from(["", "\n", "x", "hi\n", "a `b` c", "```\ncode\n```", "é\n\nz"]) | st.text(
-    max_size=30
-)
-odd = st.none() | st.integers() | st.booleans() | st.lists(st.integers(), max_size=2)
-maybe = st.one_of(texts, odd)
-
-
-def block() -> st.SearchStrategy[Any]:
-    text = st.fixed_dictionaries({"type": st.just("text"), "text": maybe})
-    thinking = st.fixed_dictionaries(
-        {"type": st.just("thinking"), "thinking": maybe},
-        optional={"redacted": st.sampled_from([True, False, 1])},
-    )
-    arguments = st.one_of(
-        st.dictionaries(st.text(max_size=5), st.one_of(texts, st.integers()), max_size=3),
-        texts,
-        odd,
-        st.floats(allow_nan=False),
-    )
-    call = st.fixed_dictionaries(
-        {"type": st.just("toolCall")},
-        optional={"name": maybe, "id": maybe, "arguments": arguments},
-    )
-    image = st.fixed_dictionaries(
-        {"type": st.just("image"), "data": st.just("aGk="), "mimeType": st.just("image/png")}
-    )
-    other = st.one_of(st.fixed_dictionaries({"type": maybe}), odd)
-    return st.one_of(text, thinking, call, image, other)
-
-
-contents = st.one_of(texts, st.lists(block(), max_size=4), odd, st.just({"a": 1}))
-messages = st.fixed_dictionaries(
-    {"role": st.sampled_from(["user", "assistant", "toolResult"]) | st.sampled_from(["x", None])},
-    optional={
-        "content": contents,
-        "provider": maybe,
-        "model": maybe,
-        "toolName": maybe,
-        "isError": st.sampled_from([True, False, "true", None]),
-        "errorMessage": maybe,
-        "stopReason": st.sampled_from(["stop", "error", "aborted", "length", None, 3]),
-        "details": st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.integers())),
-    },
-)
 
 
 def _entry(entry_id: str = "ab12cd34") -> StoredEntry:
@@ -76,56 +33,30 @@ def _through_the_view(
     return joined(markdown._md_entry(labels, view))
 
 
-def _said(role: str, content: Any = None, **more: Any) -> dict[str, Any]:
-    return {"role": role, "content": content, **more}
-
-
-THINKING = {"type": "thinking", "thinking": "a\n\nb"}
+def _check(message: Any, labelled: bool, entry_id: str) -> None:
+    entry = _entry(entry_id)
+    labels = {entry_id: "kept"} if labelled else {}
+    data = {"type": "message", "id": entry_id, "message": message}
+    said = markdown.markdown_entry(entry, data, None, labels, Redactor(enabled=False))
+    assert said == _through_the_view(labels, entry, data)
 
 
 @settings(max_examples=1000, deadline=None)
-@example(message=_said("toolResult", "\n", toolName="bash"), labelled=False, entry_id="ab12cd34")
-@example(message=_said("toolResult", ""), labelled=False, entry_id="ab12cd34")
-@example(
-    message=_said("toolResult", [{"type": "text", "text": "x"}], isError=True, toolName=""),
-    labelled=True,
-    entry_id="ab12cd34",
-)
-@example(message=_said("toolResult", [], details={"a": 1}), labelled=False, entry_id="a`b")
-@example(message={"role": "toolResult", "isError": True}, labelled=False, entry_id="ab12cd34")
-@example(message=_said("assistant", [{**THINKING, "redacted": 1}]), labelled=False, entry_id="x")
-@example(message=_said("assistant", [{**THINKING, "redacted": True}]), labelled=False, entry_id="x")
-@example(
-    message=_said("assistant", [], errorMessage="boom", stopReason="error"),
-    labelled=False,
-    entry_id="x",
-)
-@example(
-    message=_said("assistant", "hi", errorMessage=3, stopReason="length"),
-    labelled=False,
-    entry_id="x",
-)
-@example(
-    message=_said(
-        "assistant", [{"type": "toolCall", "name": "read", "id": "c1", "arguments": {"p": "```"}}]
-    ),
-    labelled=False,
-    entry_id="x",
-)
-@example(message=_said("user", "a ``` b"), labelled=False, entry_id="x")
 @given(
-    message=st.one_of(messages, odd),
+    message=message_like,
     labelled=st.booleans(),
     entry_id=st.sampled_from(["ab12cd34", "a`b"]),
 )
 def test_a_message_reads_the_same_whichever_way_it_is_written(
     message: Any, labelled: bool, entry_id: str
 ) -> None:
-    entry = _entry(entry_id)
-    labels = {entry_id: "kept"} if labelled else {}
-    data = {"type": "message", "id": entry_id, "message": message}
-    said = markdown.markdown_entry(entry, data, None, labels, Redactor(enabled=False))
-    assert said == _through_the_view(labels, entry, data)
+    _check(message, labelled, entry_id)
+
+
+@pytest.mark.parametrize("message", EDGE_CASES)
+def test_each_edge_of_a_message_reads_the_same_whichever_way_it_is_written(message: Any) -> None:
+    for labelled, entry_id in ((False, "ab12cd34"), (True, "a`b")):
+        _check(message, labelled, entry_id)
 
 
 def test_a_session_s_messages_mostly_take_the_short_way(tmp_path: Path) -> None:
