@@ -62,9 +62,9 @@ def markdown_entry(
     if not redactor.enabled and data is not None and entry.type == "message":
         lean = _lean_message(labels, entry, data)
         if lean is not None:
-            return joined(lean)
+            return lean
     view = view_entry(entry, redactor, data)
-    return joined(_md_entry(labels, view))
+    return _md_entry(labels, view)
 
 
 _STOPPED = ("error", "aborted", "length")
@@ -296,7 +296,11 @@ def _fence(text: str | list[str], lang: str = "", *, newline_ends: bool = False)
     least three), then a blank line, in pieces: the text is passed on, not copied.
     With ``newline_ends``, a newline ending the text ends its last line (it is not
     shown as an empty line)."""
-    pieces = [text] if isinstance(text, str) else text
+    if isinstance(text, str):  # (most texts: one piece holding no three backticks)
+        ticks = "```" if "```" not in text else "`" * (_longest_backtick_run([text]) + 1)
+        ends = newline_ends and text.endswith("\n")
+        return [f"{ticks}{lang}\n", text, f"{ticks}\n\n" if ends else f"\n{ticks}\n\n"]
+    pieces = text
     ticks = "`" * (_longest_backtick_run(pieces) + 1)
     last = next((piece for piece in reversed(pieces) if piece), "")
     close = f"{ticks}\n\n" if newline_ends and last.endswith("\n") else f"\n{ticks}\n\n"

@@ -407,7 +407,15 @@ def render_slice(job: Slice) -> Rendered:
     character). With a spool, a long plain text comes as the file it was left in
     (`SpooledText`)."""
     redactor = Redactor(enabled=job.redact)
-    texts: list[Any] = list(_slice_texts(job, redactor))  # all str, or all bytes
+    texts: list[Any] = []  # all str, or all bytes
+    if job.separator:
+        texts += _slice_texts(job, redactor)
+    else:  # (the pieces of each entry taken at once, not yielded one by one)
+        for text in _entry_texts(job, redactor):
+            if isinstance(text, list):
+                texts += text
+            else:
+                texts.append(text)
     if texts and isinstance(texts[0], bytes):  # UTF-8 without a lone surrogate
         data, plain = b"".join(texts), True
     else:
