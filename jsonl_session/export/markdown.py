@@ -77,7 +77,8 @@ def _lean_message(
     (a user's, an assistant's or a tool result's text, thoughts and tool calls, no
     secret redacted), written straight from its body: the view's objects cost more
     than the text. None for any other shape, which goes through the view; a
-    differential test keeps the two the same."""
+    differential test keeps the two the same. (views/textconv_lean.py reads the same
+    shapes by the same rules: see there why they are written out twice.)"""
     message = data.get("message")
     if message.__class__ is not dict:
         return None

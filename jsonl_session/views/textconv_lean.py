@@ -3,8 +3,11 @@ their bodies: a user's, an assistant's or a tool result's texts, thoughts and to
 calls (`message_texts`). The view's objects, and the arguments of each tool call
 read back from the view's indented JSON to be written compact, cost more than the
 text. Any other shape gets None and goes through the view (textconv.py's
-`_viewed_block`); a differential test keeps the two the same. How the texts are
-indented, and what the rest of the transcript is, is textconv.py's.
+`_viewed_block`); a differential test keeps the two the same. export/markdown.py's
+`_lean_message` reads the same shapes by the same rules, written out again there: a
+shared reader (tried) cost the Markdown workers 8% of their time, and each of the
+two is held to its view by its own differential test. How the texts are indented,
+and what the rest of the transcript is, is textconv.py's.
 """
 
 from __future__ import annotations
