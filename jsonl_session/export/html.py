@@ -27,9 +27,9 @@ from jsonl_session.export.markup import escape, json_html
 from jsonl_session.export.plan import ExportPlan, Spread
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text, loads_text
+from jsonl_session.views.pieces import Piece, joined, piece_size, text_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run
-from jsonl_session.views.slices import Piece, joined, piece_size, text_of
 from jsonl_session.views.transcript import EntryView, view_entry
 
 HIGHLIGHT_SPAN = 64 << 20

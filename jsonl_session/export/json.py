@@ -17,20 +17,18 @@ from jsonl_session.export.plan import ExportResult
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.jsonio import dumps, loads_js
 from jsonl_session.session import Session
+from jsonl_session.views.pieces import Piece, Utf8Piece, text_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run, session_runs
 from jsonl_session.views.slices import (
     EntryRecord,
     LazySlices,
-    Piece,
     Slice,
-    Utf8Piece,
     export_workers,
     lines_size,
     record,
     rendered_pieces,
     slices_of,
-    text_of,
 )
 
 

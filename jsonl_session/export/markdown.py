@@ -11,10 +11,10 @@ from typing import Any
 
 from jsonl_session.export.plan import ExportPlan, Spread
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.views import slices
+from jsonl_session.views import pieces as handing
+from jsonl_session.views.pieces import Piece, Utf8Piece, joined, text_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
-from jsonl_session.views.slices import Piece, Utf8Piece, joined, text_of
 from jsonl_session.views.spool import SpooledPiece
 from jsonl_session.views.transcript import EntryView, Part, dump_json, view_entry
 
@@ -181,7 +181,7 @@ def _ending_once(pieces: Iterable[Piece]) -> Iterator[Piece]:
         yield Utf8Piece(_stripped(last.data)[0])
     elif last is not None:  # in slices: a huge text ending the document is not copied whole
         kept = _kept_length(last)
-        step = slices.JOINED_CHARS
+        step = handing.JOINED_CHARS
         yield from (last[at : min(at + step, kept)] for at in range(0, kept, step))
     yield "\n"
 

@@ -31,12 +31,12 @@ from jsonl_session.processes import submit_warm, warm_pool_waiting
 from jsonl_session.session.facade import Session
 from jsonl_session.storage.columns import entry_columns
 from jsonl_session.views.describe import one_line
+from jsonl_session.views.pieces import Piece, texts_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run, iter_runs, session_runs
 from jsonl_session.views.slices import (
     EntryRecord,
     LazySlices,
-    Piece,
     Render,
     Slice,
     export_workers,
@@ -44,7 +44,6 @@ from jsonl_session.views.slices import (
     record,
     rendered_pieces,
     slices_of,
-    texts_of,
 )
 from jsonl_session.views.transcript import EntryView, view_entry
 

@@ -24,15 +24,9 @@ from jsonl_session.export.plan import ExportFormat, ExportPlan, ExportResult
 from jsonl_session.processes import drop_warm_pool
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
+from jsonl_session.views.pieces import Piece, encoded_pieces, file_pieces, texts_of
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.slices import (
-    Piece,
-    encoded_pieces,
-    file_pieces,
-    lines_size,
-    texts_of,
-    warm_workers,
-)
+from jsonl_session.views.slices import lines_size, warm_workers
 from jsonl_session.views.spool import SpooledPiece
 
 if TYPE_CHECKING:

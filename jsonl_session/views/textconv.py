@@ -20,18 +20,15 @@ from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.processes import drop_warm_pool
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
+from jsonl_session.views.pieces import Piece, encoded_pieces, joined, texts_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.slices import (
     LazySlices,
-    Piece,
     Slice,
-    encoded_pieces,
     export_workers,
-    joined,
     record,
     rendered_pieces,
     slices_of,
-    texts_of,
     warm_export,
 )
 from jsonl_session.views.textconv_lean import message_texts

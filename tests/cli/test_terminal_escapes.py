@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from jsonl_session import Session, textconv, textconv_chunks, textconv_encoded
 from jsonl_session.cli.terminal_text import json_visible, visible, visible_utf8
-from jsonl_session.views import slices
+from jsonl_session.views import pieces as handing
 
 HOSTILE = (
     "\x1b[2J\x1b]0;owned\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\x9b31m\r\u202e[red]x[/red]"
@@ -224,4 +224,4 @@ class TestTextconvAsBytes:
         text = "".join(textconv_chunks(path, cache=False))
         joined = b"".join(textconv_encoded(path, cache=False))
         assert joined == text.encode("utf-8", "backslashreplace")
-        assert max(map(len, textconv_encoded(path, cache=False))) < 2 * slices.JOINED_BYTES
+        assert max(map(len, textconv_encoded(path, cache=False))) < 2 * handing.JOINED_BYTES

@@ -17,8 +17,8 @@ from message_shapes import EDGE_CASES, message_like
 from jsonl_session import Session
 from jsonl_session.export import markdown
 from jsonl_session.format.entry import StoredEntry
+from jsonl_session.views.pieces import joined
 from jsonl_session.views.redact import Redactor
-from jsonl_session.views.slices import joined
 from jsonl_session.views.transcript import view_entry
 
 

@@ -25,7 +25,7 @@ from jsonl_session import (
     write_export,
 )
 from jsonl_session.export import markdown
-from jsonl_session.views import slices
+from jsonl_session.views import pieces as handing
 
 FORMATS = ("markdown", "html", "json")
 ENTRY_TEXT = 3_000  # characters of each message of the long session
@@ -152,7 +152,7 @@ def test_a_huge_text_is_a_markdown_piece_of_its_own_not_copied_into_a_join(
     output = "line of the log ``\n" * 400 + "the end \U0001f600" + ending
     session = _one_huge_output(tmp_path, output)
     whole = export_session(session, "markdown").text
-    monkeypatch.setattr(slices, "JOINED_CHARS", 1000)
+    monkeypatch.setattr(handing, "JOINED_CHARS", 1000)
     pieces = list(export_chunks(session, "markdown", workers=1))
     assert output in pieces  # alone, as the view holds it
     assert "".join(pieces) == whole
@@ -162,14 +162,14 @@ def test_a_huge_text_is_a_markdown_piece_of_its_own_not_copied_into_a_join(
 def test_a_worker_encodes_a_huge_text_apart_and_keeps_a_lone_surrogate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(slices, "JOINED_CHARS", 8)
+    monkeypatch.setattr(handing, "JOINED_CHARS", 8)
     texts = ["a", "b", "a huge \U0001f600 text", "c", "a huge one, lone \udc80 in it", "d"]
-    data, plain = slices.utf8_of(texts)
+    data, plain = handing.utf8_of(texts)
     assert data.decode("utf-8", "surrogatepass") == "".join(texts)
     assert not plain
-    assert slices.utf8_of(texts[:4]) == ("".join(texts[:4]).encode(), True)
-    assert slices.joined(texts) == ["ab", texts[2], "c", texts[4], "d"]
-    assert slices.joined([]) == [""]
+    assert handing.utf8_of(texts[:4]) == ("".join(texts[:4]).encode(), True)
+    assert handing.joined(texts) == ["ab", texts[2], "c", texts[4], "d"]
+    assert handing.joined([]) == [""]
 
 
 @given(

@@ -27,6 +27,7 @@ from jsonl_session import Session, export_chunks, processes, textconv_chunks, te
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.export import html, markdown, plan
 from jsonl_session.export.html_parts import PartRenderer
+from jsonl_session.views import pieces as handing
 from jsonl_session.views import slices
 
 SECRET = "ghp_" + "a1B2c3D4e5" * 4
@@ -89,12 +90,12 @@ def test_a_page_is_highlighted_here_then_spread_and_its_results_still_show_their
 
     def counted(
         jobs: Sequence[slices.Slice], workers: int, redactor: Any, **options: bool
-    ) -> Iterator[tuple[int, slices.Piece]]:
+    ) -> Iterator[tuple[int, handing.Piece]]:
         spread.append(len(jobs))
         return slices.rendered_pieces(jobs, workers, redactor, **options)
 
     monkeypatch.setattr(plan, "rendered_pieces", counted)
-    monkeypatch.setattr(slices, "PIECE_BYTES", 100)  # slices handed on in many pieces
+    monkeypatch.setattr(handing, "PIECE_BYTES", 100)  # slices handed on in many pieces
     page, _ = _export(branched, "html", 2)
     assert spread and spread[0] > 10  # most of the page went to the workers
     assert 'class="code hl"' in page  # code near the top was highlighted
@@ -272,15 +273,15 @@ def test_a_markdown_end_is_the_same_whether_pieces_come_as_text_or_as_bytes(
     into pieces and whichever of them a worker handed on as its bytes."""
     bounds = sorted({0, len(text), *(min(cut, len(text)) for cut in cuts)})
     texts = [text[start:end] for start, end in itertools.pairwise(bounds)]
-    pieces: list[slices.Piece] = [
-        slices.Utf8Piece(piece.encode()) if raw else piece
+    pieces: list[handing.Piece] = [
+        handing.Utf8Piece(piece.encode()) if raw else piece
         for piece, raw in zip(texts, as_bytes, strict=False)
     ]
     expected = "".join(markdown._ending_once(texts))
-    assert "".join(map(slices.text_of, markdown._ending_once(pieces))) == expected
+    assert "".join(map(handing.text_of, markdown._ending_once(pieces))) == expected
     assert expected == text.rstrip() + "\n"
     with pytest.MonkeyPatch.context() as patch:  # the last text handed on in slices
-        patch.setattr(slices, "JOINED_CHARS", 3)
+        patch.setattr(handing, "JOINED_CHARS", 3)
         assert "".join(markdown._ending_once(texts)) == expected
 
 
@@ -470,12 +471,12 @@ def test_a_slice_s_text_in_a_file_is_read_in_parts_cut_after_newlines(
 ) -> None:
     from jsonl_session.views.spool import SpooledPiece, new_spool, spool_text
 
-    monkeypatch.setattr(slices, "PIECE_BYTES", 10)
+    monkeypatch.setattr(handing, "PIECE_BYTES", 10)
     text = "".join(f"line {n} · ü\n" for n in range(50))
     spool = new_spool()
     assert spool is not None
     name = spool_text(spool.folder, text.encode())
     assert name is not None
-    parts = list(slices.texts_of([SpooledPiece(spool, name, len(text.encode()))]))
+    parts = list(handing.texts_of([SpooledPiece(spool, name, len(text.encode()))]))
     assert "".join(parts) == text and len(parts) > 20
     assert all(part.endswith("\n") for part in parts)
