@@ -225,11 +225,13 @@ class SealResult:
     """What sealing the tail did. ``sidecar``: a torn fragment was copied there.
     ``closed``: the last line was ended with a newline and left in the file (a whole
     entry lacking its newline, or a fragment too young to cut); otherwise a torn
-    fragment was cut off."""
+    fragment was cut off. ``settled``: the program writing the last line ended it
+    while this one waited: the file changed, and nothing was done to it."""
 
     sidecar: Path | None = None
     fragment: bytes = b""
     closed: bool = False
+    settled: bool = False
 
 
 class LockedFile:
@@ -277,7 +279,7 @@ class LockedFile:
         if quiet_seconds > 0 and time.time() - info.st_mtime < quiet_seconds:
             settled = self._settled()  # (a line another program is writing right now)
             if settled is None:
-                return SealResult()
+                return SealResult(settled=True)
             info, size = settled, settled.st_size
         start = self._start_of_last_line(size)
         fragment = self.read_from(start)

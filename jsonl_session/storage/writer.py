@@ -158,7 +158,7 @@ class SessionFile:
         sealed = handle.seal_tail(quiet_seconds=0.0) if at_once else handle.seal_tail()
         if sealed.sidecar is not None:
             self.sealed_tails.append(sealed.sidecar)
-        if sealed.sidecar is not None or sealed.closed:
+        if sealed.sidecar is not None or sealed.closed or sealed.settled:
             self._reload(handle)
         return sealed.sidecar
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 from helpers_write import age, file_lines, mode_of, sidecars, try_lock, v3_bytes, write_file
+from locations import FIXTURES
 
-from jsonl_session import SessionWriteError
+from jsonl_session import Session, SessionWriteError
 from jsonl_session.storage import paths, store
 
 
@@ -202,6 +203,28 @@ class TestSealTail:
         finishing.join()
         assert not result.closed and result.sidecar is None
         assert target.read_bytes() == v3_bytes() + line + b"\n"
+
+    def test_a_line_ended_by_its_writer_while_we_wait_is_read_again_before_we_append(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The file changed under the lock: the session reads it again, so what it
+        appends next is numbered as the file numbers it (it counted the other
+        program's newline as a blank line)."""
+        target = tmp_path / "s.jsonl"
+        target.write_bytes((FIXTURES / "linear.jsonl").read_bytes().rstrip(b"\n"))
+        session = Session.open(target, cache=False, fsync="never")
+        sleep = store.time.sleep
+
+        def other_program_ends_its_line(seconds: float) -> None:
+            if not target.read_bytes().endswith(b"\n"):
+                _append(target, b"\n")
+            sleep(seconds)
+
+        monkeypatch.setattr(store.time, "sleep", other_program_ends_its_line)
+        entry_id = session.append_message({"role": "user", "content": "hi", "timestamp": 1})
+        again = Session.open(target, cache=False)
+        assert session.get(entry_id).line == again.get(entry_id).line  # type: ignore[union-attr]
+        assert b"\n\n" not in target.read_bytes()
 
     def test_a_recent_line_that_never_ends_is_closed_after_a_while(self, tmp_path: Path) -> None:
         target = tmp_path / "s.jsonl"
