@@ -46,6 +46,7 @@ from jsonl_session.storage.portable import (
     NONBLOCK,
     close_locked,
     try_lock,
+    write_all,
 )
 from jsonl_session.storage.stamps import Seen, Stamp, check
 
@@ -247,7 +248,7 @@ def _write_whole(target: Path, data: bytes) -> str | None:
         return f"{exc.filename or folder}: {exc.strerror or exc}"
     try:
         try_lock(fd)
-        _write_all(fd, data)
+        write_all(fd, data)
         if not HOLD_TEMP_LOCK:  # Windows renames no open file: let it go now
             close_locked(fd)
             fd = -1
@@ -276,12 +277,6 @@ def _sweep(folder: Path) -> None:
     if last is None or now - last >= leftovers.ABANDONED_AFTER_SECONDS:
         _swept[folder] = now
         leftovers.remove_abandoned_temps(folder)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 _SEEN = ".seen"

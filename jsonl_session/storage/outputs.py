@@ -35,7 +35,7 @@ from typing import BinaryIO
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.storage.leftovers import TEMP_PREFIX, TEMP_SUFFIX, remove_abandoned_temps
-from jsonl_session.storage.portable import BINARY, HOLD_TEMP_LOCK, NOFOLLOW, try_lock
+from jsonl_session.storage.portable import BINARY, HOLD_TEMP_LOCK, NOFOLLOW, try_lock, write_all
 from jsonl_session.storage.store import FsyncPolicy, check_fsync_policy
 
 OUTPUT_MODE = 0o600
@@ -148,9 +148,7 @@ def copy_file_into(source: int, target: int, size: int) -> None:
         block = os.read(source, min(size - done, COPY_BLOCK))
         if not block:
             raise _ended(done, size)
-        view = memoryview(block)
-        while view:
-            view = view[os.write(target, view) :]
+        write_all(target, block)
         done += len(block)
 
 

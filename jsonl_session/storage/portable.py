@@ -12,7 +12,8 @@ platform branches and nothing here needs a POSIX-only module to import.
   append). ``fcntl`` is imported behind ``ImportError``, so the package imports
   where it is missing.
 - ``pread``: a read at an offset (``os.pread``; on Windows, which has none, a seek
-  and a read on a descriptor no other thread shares).
+  and a read on a descriptor no other thread shares); ``write_all``: every byte of a
+  buffer to a descriptor (one ``write`` may take only part of it, on any platform).
 - ``BINARY``, ``NOFOLLOW``, ``NONBLOCK``: open flags, 0 where the platform has none.
 - ``set_mode``: a new file's permission bits.
 - ``HOLD_TEMP_LOCK``: whether a temporary file can stay open (and locked) while it is
@@ -105,6 +106,13 @@ def pread(fd: int, length: int, offset: int) -> bytes:
     if _pread is not None:
         return _pread(fd, length, offset)
     return seek_read(fd, length, offset)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``: ``os.write`` again for what one call left."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def seek_read(fd: int, length: int, offset: int) -> bytes:

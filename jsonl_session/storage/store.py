@@ -54,6 +54,7 @@ from jsonl_session.storage.portable import (
     pread,
     set_mode,
     try_lock,
+    write_all,
 )
 
 FsyncPolicy = Literal["always", "never"]
@@ -129,7 +130,7 @@ def _create_exclusive(path: Path, data: bytes, sync: bool) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | BINARY
     fd = os.open(path, flags, FILE_MODE)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
         if sync:
             os.fsync(fd)
     except OSError as exc:
@@ -149,7 +150,7 @@ def _temporary(folder: Path, data: bytes, sync: bool, mode: int) -> Iterator[str
     try:
         try_lock(fd)
         set_mode(fd, temp, mode)
-        _write_all(fd, data)
+        write_all(fd, data)
         if sync:
             os.fsync(fd)
         if not HOLD_TEMP_LOCK:  # Windows renames no open file: let it go now
@@ -163,13 +164,6 @@ def _temporary(folder: Path, data: bytes, sync: bool, mode: int) -> Iterator[str
         finally:
             if fd >= 0:
                 close_locked(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -23,7 +23,7 @@ import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.storage.portable import BINARY
+from jsonl_session.storage.portable import BINARY, write_all
 
 if TYPE_CHECKING:
     from jsonl_session.storage.outputs import OutputWriter
@@ -39,10 +39,7 @@ class Spool:
 
     def __init__(self) -> None:
         self.folder = tempfile.mkdtemp(prefix="jsonl-session-spool-")
-        self._removal = weakref.finalize(self, shutil.rmtree, self.folder, ignore_errors=True)
-
-    def remove(self) -> None:
-        self._removal()
+        weakref.finalize(self, shutil.rmtree, self.folder, ignore_errors=True)
 
 
 def new_spool() -> Spool | None:
@@ -64,9 +61,7 @@ def spool_text(folder: str, data: bytes) -> str | None:
     except OSError:
         return None
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     except OSError:
         os.close(fd)
         _remove(name)

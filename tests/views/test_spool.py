@@ -88,7 +88,6 @@ def test_the_folder_goes_once_neither_the_spool_nor_a_piece_of_it_is_left() -> N
 def test_a_worker_that_cannot_write_its_file_says_so_and_keeps_its_text(spool: Spool) -> None:
     shutil.rmtree(spool.folder)
     assert spool_text(spool.folder, TEXT) is None
-    spool.remove()  # (nothing left to remove: no error)
 
 
 def test_no_temporary_folder_means_no_spool(monkeypatch: pytest.MonkeyPatch) -> None:
