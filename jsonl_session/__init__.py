@@ -158,7 +158,13 @@ if TYPE_CHECKING:
     from jsonl_session.usage import RecordedUsage, UsageTotal, recorded_usage
     from jsonl_session.views.describe import entry_summary
     from jsonl_session.views.redact import Redactor, redact_text
-    from jsonl_session.views.textconv import textconv, textconv_chunks, textconv_encoded
+    from jsonl_session.views.textconv import (
+        textconv,
+        textconv_chunks,
+        textconv_encoded,
+        write_textconv,
+    )
+    from jsonl_session.views.visible import json_visible, visible, visible_utf8
 
 # name -> (module, attribute there); loaded on first use by __getattr__ below
 _LAZY: dict[str, tuple[str, str]] = {
@@ -233,6 +239,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "token_breakdown_of": ("session.measured", "token_breakdown_of"),
     "textconv_chunks": ("views.textconv", "textconv_chunks"),
     "textconv_encoded": ("views.textconv", "textconv_encoded"),
+    "write_textconv": ("views.textconv", "write_textconv"),
+    "visible": ("views.visible", "visible"),
+    "visible_utf8": ("views.visible", "visible_utf8"),
+    "json_visible": ("views.visible", "json_visible"),
     "EXPORT_FORMATS": ("export", "FORMATS"),
     "ExportFormat": ("export", "ExportFormat"),
     "ExportResult": ("export", "ExportResult"),
@@ -419,6 +429,7 @@ __all__ = [
     "from_reply",
     "is_context_overflow",
     "iter_nodes",
+    "json_visible",
     "latest_session",
     "list_sessions",
     "load_entries",
@@ -454,5 +465,8 @@ __all__ = [
     "to_openai_responses",
     "token_breakdown_of",
     "tool_result",
+    "visible",
+    "visible_utf8",
     "write_export",
+    "write_textconv",
 ]

@@ -131,19 +131,19 @@ def export(
 @reports_errors
 def textconv(ctx: typer.Context, file: InputArg, workers: ExportWorkersOption = None) -> None:
     """Print a stable plain-text transcript for git diff (see README: Transcripts in git)."""
-    from jsonl_session import textconv_chunks, textconv_encoded
-    from jsonl_session.cli.terminal_text import visible, visible_utf8
+    from jsonl_session import textconv_chunks, write_textconv
 
     path = session_file(ctx, file)
-    # written as it is made; as UTF-8 bytes where the stream would write those (the
-    # workers' pieces then never decoded here), else through the text stream
+    # written as it is made, escaped for a terminal (cli/terminal_text.py) by whoever
+    # renders each piece; as UTF-8 bytes where the stream would write those (a
+    # worker's long text then copied by the kernel, never read here), else through
+    # the text stream
     if _writes_utf8(sys.stdout):
         sys.stdout.flush()
-        for data in textconv_encoded(path, cache=cache_for(ctx), workers=workers):
-            sys.stdout.buffer.write(visible_utf8(data))
+        write_textconv(path, sys.stdout.buffer, cache=cache_for(ctx), workers=workers, visible=True)
     else:
-        for piece in textconv_chunks(path, cache=cache_for(ctx), workers=workers):
-            sys.stdout.write(visible(piece))
+        for piece in textconv_chunks(path, cache=cache_for(ctx), workers=workers, visible=True):
+            sys.stdout.write(piece)
     sys.stdout.flush()
 
 

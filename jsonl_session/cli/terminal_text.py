@@ -4,7 +4,8 @@ reaches the terminal.
 Session files hold model replies and tool output from anywhere; a file that carries
 ``ESC ] 0 ; title BEL``, ``ESC [ 2 J``, an OSC 8 hyperlink, a lone CSI (U+009B) or a
 right-to-left override would retitle, clear or rewrite the user's terminal, or show
-text in another order than it is. Every command prints file text through one of:
+text in another order than it is. Every command prints file text through one of
+these (the functions are the library's, views/visible.py's: its transcripts use them too):
 
 - `visible`: for text a person reads. C0 controls but newline and tab, DEL, the C1
   controls (U+0080 to U+009F) and the bidirectional embeddings, overrides and isolates
@@ -21,65 +22,16 @@ exactly: that is data, not a terminal.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
+
+from jsonl_session import json_visible, visible, visible_utf8
+
+__all__ = ["json_visible", "safe_console", "visible", "visible_utf8"]
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.segment import Segment
-
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# the same code points as UTF-8 bytes, but for C0, which JSON text never holds raw
-_UNSAFE_IN_JSON = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
-
-
-def visible(text: str) -> str:
-    """``text`` with every control character but newline and tab shown escaped."""
-    if text.isascii() and text.isprintable():
-        return text  # the common case, checked at C speed
-    return _UNSAFE.sub(_escape, text)
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible_utf8(data: bytes) -> bytes:
-    """`visible` of UTF-8 text, on its bytes: ``visible(text).encode()`` for
-    ``data = text.encode()``, without decoding it. Taking out printable ASCII (at C
-    speed) leaves every other character whole, as all its bytes are 0x80 or more, so
-    the pattern finds a control there only if ``data`` holds one: most texts are then
-    searched in the few bytes left, not in full."""
-    rest = data.translate(None, _PRINTABLE_ASCII)
-    if not rest or _UNSAFE_UTF8.search(rest) is None:
-        return data
-    return _UNSAFE_UTF8.sub(_utf8_escape, data)
-
-
-_PRINTABLE_ASCII = bytes([0x09, 0x0A, *range(0x20, 0x7F)])
-_UNSAFE_UTF8 = re.compile(
-    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]"
-)
-
-
-def _utf8_escape(match: re.Match[bytes]) -> bytes:
-    code = ord(match.group().decode())
-    return (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}").encode()
-
-
-def json_visible(data: bytes) -> bytes:
-    """Compact JSON ``data`` with DEL, C1 and bidirectional controls as ``\\u`` escapes
-    (they can only occur inside strings, where the escape means the same)."""
-    if data.isascii() and b"\x7f" not in data:
-        return data
-    return _UNSAFE_IN_JSON.sub(_json_escape, data)
-
-
-def _json_escape(match: re.Match[bytes]) -> bytes:
-    return b"\\u%04x" % ord(match.group().decode())
-
 
 _console_class: type | None = None
 

@@ -38,6 +38,7 @@ from jsonl_session.storage.lines import LineSource
 from jsonl_session.views.pieces import Piece, Utf8Piece, utf8_of, utf8_parts
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.spool import SpooledPiece, SpooledText, new_spool, spool_text
+from jsonl_session.views.visible import Escape, escaped, escaped_utf8
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -75,7 +76,9 @@ class Slice:
     with its item of ``context`` (or None) and ``shared``, the texts joined by
     ``separator``, each body decoded by ``body``. ``counted``: entries whose secrets
     the caller has counted already (it showed them early, in a title or an outline).
-    ``spool``: set by `rendered_pieces` when its caller takes the text as bytes."""
+    ``escape``: the escapes the text gets (views/visible.py), on the worker's bytes,
+    once for the slice. ``spool``: set by `rendered_pieces` when its caller takes the
+    text as bytes."""
 
     render: Render
     path: str
@@ -86,6 +89,7 @@ class Slice:
     counted: frozenset[str] = frozenset()
     separator: str = ""
     body: Callable[[bytes], Any] = loads_object
+    escape: Escape = ""
     spool: str | None = None  # the folder its text goes to as a file (views/spool.py)...
     spool_from: int = 0  # ...when it has this many bytes
 
@@ -248,7 +252,10 @@ class _Here:
         try:
             for text in _slice_texts(job, own):
                 # (bytes: UTF-8 without a lone surrogate, see Render)
-                yield Utf8Piece(text) if isinstance(text, bytes) else text
+                if isinstance(text, bytes):
+                    yield Utf8Piece(escaped_utf8(text, job.escape))
+                else:
+                    yield escaped(text, job.escape)
         finally:
             _sources.pop(job.path, None)
         redactor.counts.update(own.counts)
@@ -278,6 +285,8 @@ def render_slice(job: Slice) -> Rendered:
         data, plain = b"".join(texts), True
     else:
         data, plain = utf8_of(texts)
+    if job.escape:  # (a lone surrogate, as surrogatepass writes it, holds no control)
+        data = escaped_utf8(data, job.escape)
     if job.spool is not None and plain and len(data) >= job.spool_from and not data.isspace():
         name = spool_text(job.spool, data)
         if name is not None:

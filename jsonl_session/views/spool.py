@@ -104,15 +104,31 @@ class SpooledPiece:
     def copy_to(self, out: OutputWriter) -> None:
         """Write the piece's bytes to ``out``, copied by the kernel where it can (the
         file then removed)."""
-        try:
-            fd = os.open(self.name, os.O_RDONLY | BINARY)
-        except OSError as exc:
-            raise spool_lost(self.name, exc.strerror or str(exc)) from None
+        fd = self._opened()
         try:
             out.copy_from(fd, self.size)
         finally:
             os.close(fd)
         _remove(self.name)
+
+    def copy_to_fd(self, target: int) -> None:
+        """Write the piece's bytes to the open file ``target`` (a stream's: a pipe,
+        a terminal, a file) at its position, as `copy_to` does; raises OSError as
+        writing there does (the file removed all the same)."""
+        from jsonl_session.storage.outputs import copy_file_into  # (the writer's, not a worker's)
+
+        fd = self._opened()
+        try:
+            copy_file_into(fd, target, self.size)
+        finally:
+            os.close(fd)
+            _remove(self.name)
+
+    def _opened(self) -> int:
+        try:
+            return os.open(self.name, os.O_RDONLY | BINARY)
+        except OSError as exc:
+            raise spool_lost(self.name, exc.strerror or str(exc)) from None
 
 
 def spool_lost(name: str, why: str) -> SessionWriteError:

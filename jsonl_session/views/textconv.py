@@ -9,10 +9,9 @@ storage/loader.py's. Nothing here writes.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any, cast
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
@@ -20,7 +19,7 @@ from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.processes import drop_warm_pool
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
-from jsonl_session.views.pieces import Piece, encoded_pieces, joined, texts_of
+from jsonl_session.views.pieces import Piece, encoded_pieces, file_pieces, joined, texts_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.slices import (
     LazySlices,
@@ -31,10 +30,10 @@ from jsonl_session.views.slices import (
     slices_of,
     warm_export,
 )
+from jsonl_session.views.spool import SpooledPiece
 from jsonl_session.views.textconv_lean import message_texts
 from jsonl_session.views.transcript import Part, dump_json, view_entry
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+from jsonl_session.views.visible import Escape, escaped
 
 
 def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
@@ -49,13 +48,15 @@ def textconv(path: Path | str, *, cache: CacheOption = None) -> str:
 
 
 def textconv_chunks(
-    path: Path | str, *, cache: CacheOption = None, workers: int | None = 1
+    path: Path | str, *, cache: CacheOption = None, workers: int | None = 1, visible: bool = False
 ) -> Iterator[str]:
     """The transcript of `textconv` in pieces, one line of the file at a time, to
     write as they come (memory bounded by the largest entry, not the session). A long
     file is rendered by ``workers`` processes (views/slices.py; None: one per core),
-    the same text; they are spawned (see catalog/parallel.py)."""
-    pieces = _warmed(path, cache, workers)
+    the same text; they are spawned (see catalog/parallel.py). ``visible``: with the
+    C1 and bidirectional controls escaped too, as a terminal must be shown them
+    (views/visible.py's `visible`; the transcript escapes the others always)."""
+    pieces = _warmed(path, cache, workers, _escape(visible))
     try:
         yield from texts_of(pieces)
     finally:
@@ -63,34 +64,78 @@ def textconv_chunks(
 
 
 def textconv_encoded(
-    path: Path | str, *, cache: CacheOption = None, workers: int | None = 1
+    path: Path | str, *, cache: CacheOption = None, workers: int | None = 1, visible: bool = False
 ) -> Iterator[bytes]:
     """`textconv_chunks` as UTF-8 (a lone surrogate as a backslash escape, as the
     command prints it), for a byte stream: the workers' pieces as they wrote them,
     never decoded here, and small pieces joined (views/slices.py's `encoded_pieces`)."""
-    pieces = _warmed(path, cache, workers)
+    pieces = _warmed(path, cache, workers, _escape(visible))
     try:
         yield from encoded_pieces(pieces)
     finally:
         pieces.close()
 
 
+def write_textconv(
+    path: Path | str,
+    stream: IO[bytes],
+    *,
+    cache: CacheOption = None,
+    workers: int | None = 1,
+    visible: bool = False,
+) -> int:
+    """Write `textconv_encoded` to the binary ``stream`` (standard output, a pipe, a
+    file) and return how many bytes that was. A worker's long text goes from the file
+    it left it in to ``stream``'s file by the kernel where it can (copy_file_range,
+    sendfile: storage/outputs.py), never read here; so does the escaping ``visible``
+    asks for, done by the workers. Raises OSError as writing ``stream`` does (a closed
+    pipe: BrokenPipeError)."""
+    try:
+        target: int | None = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
+        target = None
+    written = 0
+    pieces = _warmed(path, cache, workers, _escape(visible))
+    try:
+        for item in file_pieces(pieces):
+            if isinstance(item, SpooledPiece) and target is not None:
+                stream.flush()  # (what was written before goes first)
+                item.copy_to_fd(target)
+                written += item.size
+                continue
+            data = item.take() if isinstance(item, SpooledPiece) else item
+            stream.write(data)
+            written += len(data)
+    finally:
+        pieces.close()
+    stream.flush()
+    return written
+
+
+def _escape(visible: bool) -> Escape:
+    return "visible" if visible else "controls"
+
+
 def _warmed(
-    path: Path | str, cache: CacheOption, workers: int | None
+    path: Path | str, cache: CacheOption, workers: int | None, escape: Escape
 ) -> Generator[Piece, None, None]:
     warm = warm_export(path, workers, __name__)  # they start while the file is read
     try:
-        yield from _chunks(path, cache, workers)
+        yield from _chunks(path, cache, workers, escape)
     finally:
         if warm is not None:  # (None would let go of another caller's waiting pool)
             drop_warm_pool(warm)  # if none took it
 
 
-def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterator[Piece]:
+def _chunks(
+    path: Path | str, cache: CacheOption, workers: int | None, escape: Escape
+) -> Iterator[Piece]:
+    """The transcript's pieces, each escaped as ``escape`` says: a worker's by the
+    worker, and the text of one huge line in its pieces (views/slices.py)."""
     try:
         loaded = load_entries(path, cache=cache)
     except SessionFormatError as exc:
-        yield _unreadable(Path(path), exc)
+        yield escaped(_unreadable(Path(path), exc), escape)
         return
     header = dict(loaded.header)
     head = [f"session {as_text(header.pop('id', '?'))} (format version {loaded.version_read})"]
@@ -101,7 +146,7 @@ def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterat
     header.pop("version", None)
     if header:
         head.append(f"header {dump_json(header, indent=False)}")
-    yield "\n".join(head)
+    yield escaped("\n".join(head), escape)
     problems: dict[int, str] = {p.line: p.kind for p in loaded.problems if p.line is not None}
     damaged = [(b.line, b.raw) for b in loaded.bad_lines]
     if loaded.torn_tail is not None:
@@ -113,7 +158,7 @@ def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterat
     # another agent's file: its entries' lines are not the file's, one process reads it
     count = export_workers(workers, sum(sizes)) if loaded.dialect == "pi" else 1
     if count > 1:
-        slices = _slices(items, sizes, problems, str(loaded.path or path))
+        slices = _slices(items, sizes, problems, str(loaded.path or path), escape)
         # (each slice's text in pieces, without a lone surrogate as the bytes written)
         for _, piece in rendered_pieces(slices, count, Redactor(enabled=False), utf8=True):
             yield piece
@@ -129,9 +174,9 @@ def _chunks(path: Path | str, cache: CacheOption, workers: int | None) -> Iterat
             data = None if isinstance(item, bytes) else loads_object(next(bodies))
             block = item_block(item, data, before, None, None)
             if isinstance(block, str):
-                yield block
+                yield escaped(block, escape)
             else:
-                yield from block
+                yield from (escaped(piece, escape) for piece in block)
     yield "\n"
 
 
@@ -156,6 +201,7 @@ def _slices(
     sizes: list[int],
     problems: dict[int, str],
     path: str,
+    escape: Escape,
 ) -> LazySlices:
     cuts = slices_of(sizes)
     befores = _befores(items, problems)  # taken slice by slice, in order
@@ -165,7 +211,7 @@ def _slices(
         part = [item for _, item in items[start:stop]]
         records = [item if isinstance(item, bytes) else record(item) for item in part]
         context = [next(befores) for _ in part]
-        return Slice(item_block, path, False, records, context=context)
+        return Slice(item_block, path, False, records, context=context, escape=escape)
 
     return LazySlices(len(cuts), make)
 
@@ -310,10 +356,10 @@ def _compact(text: str) -> str:
 
 
 def _indent(text: str) -> str:
-    """``text`` with control characters written as escapes and two spaces before each
-    line that is not empty (a line ends at a newline only)."""
-    if _CONTROL.search(text) is not None:  # (most texts hold none: no call per match)
-        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """``text`` with two spaces before each line that is not empty (a line ends at a
+    newline only). Its control characters are escaped with the rest of the transcript
+    (`_chunks`): on a worker's bytes, once for a slice, that costs a fraction of
+    searching each text."""
     if "\n" not in text:  # (most parts: one line)
         return "  " + text if text else ""
     return "\n".join(["  " + line if line else "" for line in text.split("\n")])

@@ -9,6 +9,7 @@ import gc
 import itertools
 import multiprocessing
 import os
+import platform
 import re
 import shutil
 import sys
@@ -464,6 +465,100 @@ def test_a_transcript_s_texts_come_back_through_files_the_same_bytes(
     assert spooled["taken"] > 20
     gc.collect()
     assert os.listdir(tmp_path / "tmp") == []
+
+
+@pytest.fixture(scope="module")
+def controlled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated session whose texts and titles hold C0, C1 and bidirectional
+    controls, one lone surrogate among them."""
+    folder = tmp_path_factory.mktemp("controlled")
+    path = generate(folder / "gen.jsonl", 120, 3)
+    session = Session.open(path, cache=False, fsync="never")
+    for number in range(40):
+        session.append_message(
+            {"role": "user", "content": f"{number} \x1b[2J\x07 \x9b\u202e \x7f\r\n\ttab"}
+        )
+        session.append_model_change(f"prov\x1b{number}", "model\x85")
+    session.append_custom_message("kind\x1b", "half \ud800 of one", display=True)
+    return path
+
+
+@pytest.mark.parametrize("visible", [False, True], ids=["transcript", "visible"])
+def test_workers_escape_a_transcript_as_one_process_does(
+    controlled: Path, spread_small: None, spooled: dict[str, int], visible: bool
+) -> None:
+    alone = "".join(textconv_chunks(controlled, cache=False, workers=1, visible=visible))
+    assert "".join(textconv_chunks(controlled, cache=False, workers=2, visible=visible)) == alone
+    encoded = b"".join(textconv_encoded(controlled, cache=False, workers=2, visible=visible))
+    assert encoded == alone.encode("utf-8", "backslashreplace")
+    assert "\x1b" not in alone and "\\x1b[2J\\x07" in alone
+    assert ("\u202e" in alone) is not visible
+    assert spooled["taken"] > 10
+
+
+def test_write_textconv_copies_workers_files_into_a_file_a_pipe_or_a_buffer(
+    controlled: Path, spread_small: None, spooled: dict[str, int], tmp_path: Path
+) -> None:
+    import io
+    import threading
+
+    from jsonl_session import write_textconv
+    from jsonl_session.views.spool import SpooledPiece
+
+    expected = b"".join(textconv_encoded(controlled, cache=False, workers=1, visible=True))
+    copied: list[int] = []
+    copy_to_fd = SpooledPiece.copy_to_fd
+
+    def counted(piece: SpooledPiece, target: int) -> None:
+        copied.append(piece.size)
+        copy_to_fd(piece, target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SpooledPiece, "copy_to_fd", counted)
+        out = tmp_path / "out.txt"
+        with out.open("wb") as stream:
+            stream.write(b"before\n")  # (buffered: must come first)
+            written = write_textconv(controlled, stream, cache=False, workers=2, visible=True)
+        assert out.read_bytes() == b"before\n" + expected
+        assert written == len(expected)
+        assert len(copied) > 10  # by the kernel, never read here
+
+        reader, writer = os.pipe()
+        received: list[bytes] = []
+        drain = threading.Thread(target=lambda: received.append(_read_all(reader)))
+        drain.start()
+        with open(writer, "wb") as stream:
+            write_textconv(controlled, stream, cache=False, workers=2, visible=True)
+        drain.join()
+        os.close(reader)
+        assert received == [expected]
+
+    buffer = io.BytesIO()  # no file: each piece read, then written
+    assert write_textconv(controlled, buffer, cache=False, workers=2, visible=True) == len(expected)
+    assert buffer.getvalue() == expected
+    gc.collect()
+    assert os.listdir(tmp_path / "tmp") == []
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+    reason="glibc's malloc",
+)
+def test_a_worker_keeps_the_top_of_its_heap() -> None:
+    assert processes.allocator_tuned is False  # this process's malloc is left alone
+    pool = processes._new_pool(1)
+    try:
+        asked = "__import__('jsonl_session.processes').processes.allocator_tuned"
+        assert pool.submit(eval, asked).result(timeout=60) is True
+    finally:
+        pool.shutdown()
 
 
 def test_a_slice_s_text_in_a_file_is_read_in_parts_cut_after_newlines(

@@ -190,14 +190,56 @@ def test_a_long_text_indented_a_stretch_at_a_time_is_indented_as_a_whole(
 
 @given(text=st.text(alphabet="ab \n\r\t\x00\x1f\x7f\x85\u2028\u00e9\U0001f600", max_size=60))
 @settings(max_examples=500, deadline=None)
-def test_a_text_is_indented_line_by_line_with_its_control_characters_escaped(text: str) -> None:
+def test_a_text_is_indented_line_by_line(text: str) -> None:
     # each line split at a newline only (not at the other breaks str.splitlines
-    # knows): two spaces before it unless it is empty
-    escaped = "".join(
+    # knows): two spaces before it unless it is empty; its controls are the
+    # transcript's to escape, with everything else
+    expected = "\n".join("  " + line if line else "" for line in text.split("\n"))
+    assert textconv_module._indent(text) == expected
+
+
+def _escaped_c0(text: str) -> str:
+    return "".join(
         f"\\x{ord(c):02x}" if (ord(c) < 32 and c not in "\t\n") or c == "\x7f" else c for c in text
     )
-    expected = "\n".join("  " + line if line else "" for line in escaped.split("\n"))
-    assert textconv_module._indent(text) == expected
+
+
+class TestControlCharacters:
+    """Every C0 control but newline and tab, and DEL, is written as an escape wherever
+    it stands, titles included; ``visible`` escapes C1 and the bidirectional controls
+    too, as a terminal must be shown them."""
+
+    @pytest.fixture
+    def hostile(self, tmp_path: Path) -> Path:
+        session = Session.create(cwd="/work/\x1b[2Jcwd", session_dir=tmp_path)
+        session.append_message(user_message("ring \x07 and \x1b]0;title\x07 \x9b \u202e\r"))
+        session.append_model_change("prov\x1b", "model\x7f\x85")
+        session.append_custom_message("kind\x1b[31m", "custom \x1b text", display=True)
+        return session.path
+
+    def test_no_control_reaches_the_transcript_raw(self, hostile: Path) -> None:
+        text = textconv(hostile, cache=False)
+        assert not any((ord(c) < 32 and c not in "\t\n") or c == "\x7f" for c in text)
+        assert "\\x1b[2Jcwd" in text  # the header's cwd
+        assert "kind\\x1b[31m" in text  # a title
+        assert "ring \\x07 and \\x1b]0;title\\x07 \x9b \u202e\\x0d" in text
+        assert textconv(hostile, cache=False) == _escaped_c0(text)  # escaping twice: once
+
+    def test_visible_escapes_c1_and_bidirectional_controls_too(self, hostile: Path) -> None:
+        from jsonl_session import textconv_chunks, textconv_encoded
+        from jsonl_session.views.visible import visible
+
+        text = textconv(hostile, cache=False)
+        shown = "".join(textconv_chunks(hostile, cache=False, visible=True))
+        assert shown == visible(text)
+        assert "\\x9b \\u202e" in shown and "\x9b" not in shown and "\x85" not in shown
+        assert b"".join(textconv_encoded(hostile, cache=False, visible=True)) == shown.encode()
+
+    def test_a_file_that_is_no_session_has_its_lines_escaped_too(self, tmp_path: Path) -> None:
+        path = tmp_path / "odd.jsonl"
+        path.write_bytes(b'{"type":"message"}\n\x1b[2J not json\n')
+        text = textconv(path, cache=False)
+        assert "\x1b" not in text and "\\x1b[2J not json" in text
 
 
 def test_a_long_output_thinking_and_error_read_as_when_indented_whole(
