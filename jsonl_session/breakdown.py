@@ -116,15 +116,16 @@ def body_entries(entries: Sequence[StoredEntry]) -> list[StoredEntry]:
 def breakdown(
     entries: Sequence[StoredEntry],
     path: Sequence[StoredEntry],
-    projection: Projection,
+    projection: Projection | Breakdown,
     stored: Stored,
 ) -> Breakdown:
     """Tokens stored in ``entries``, on the active ``path`` and in the context its
-    ``projection`` builds, given ``stored``: `measure_stored` of their body entries
-    (measured on every core by breakdown_spread.py, or read back by
-    breakdown_cache.py)."""
+    ``projection`` builds (or `model_figures` of them, made already), given
+    ``stored``: `measure_stored` of their body entries (measured on every core by
+    breakdown_spread.py, or read back by breakdown_cache.py)."""
+    out = projection if isinstance(projection, Breakdown) else model_figures(path, projection)
     bodies = body_entries(entries)
-    out = Breakdown(entries=len(entries))
+    out.entries = len(entries)
     out.stored_tokens = stored.stored_tokens
     out.by_entry_type = Counter(stored.by_entry_type)
     out.by_role = Counter(stored.by_role)
@@ -134,6 +135,14 @@ def breakdown(
     # by the entries' identities, looked up in C: a path may hold every entry
     by_entry = dict(zip(map(id, bodies), stored.tokens, strict=True))
     out.path_tokens = sum(map(by_entry.get, map(id, path), itertools.repeat(0)))
+    return out
+
+
+def model_figures(path: Sequence[StoredEntry], projection: Projection) -> Breakdown:
+    """The figures of what the model sees from the leaf of ``path``, which
+    ``projection`` built: the rest of a `Breakdown` is `breakdown`'s (those need the
+    stored figures; these do not, so they can be made while workers measure)."""
+    out = Breakdown()
     sent = [m for m in projection.messages if not m.get("excludeFromContext")]
     for message in sent:
         tokens = _count(message, out.by_tool_model)

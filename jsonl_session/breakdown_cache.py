@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -68,30 +68,35 @@ def stored_figures(
     entries: Sequence[StoredEntry],
     largest: int,
     workers: int | None = 1,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Stored:
     """`measure_stored` of the body entries of ``entries``, which were read from the
     file at ``session_path``: from its record in ``cache`` when one stands for them,
     else measured, by ``workers`` processes when the session is long (see
-    breakdown_spread.py; the record written when the file is as it was read)."""
+    breakdown_spread.py; the record written when the file is as it was read).
+    ``meanwhile``: the caller's other work, called once (while workers measure, if
+    they do: `measure_spread`)."""
     bodies = body_entries(entries)
     root = cache_root(cache)
     if root is None:
-        return measure_spread(bodies, largest, workers)
+        return measure_spread(bodies, largest, workers, meanwhile)
     try:
         fd = os.open(session_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError:
-        return measure_spread(bodies, largest, workers)
+        return measure_spread(bodies, largest, workers, meanwhile)
     try:
         records = RecordCache(root, "stats", _Record, version=_VERSION)
         before = os.fstat(fd)  # before measuring: a change made since shows as one
         if before.st_size < SMALLEST_BYTES:
-            return measure_spread(bodies, largest, workers)
+            return measure_spread(bodies, largest, workers, meanwhile)
         found = records.load(session_path, fd, unchanged_only=True)
         if found is not None:
             mark, record = found
             if mark.covered == before.st_size and _stands_for(record, bodies, largest):
+                if meanwhile is not None:
+                    meanwhile()
                 return _from_record(record)
-        measured = measure_spread(bodies, largest, workers)
+        measured = measure_spread(bodies, largest, workers, meanwhile)
         if _read_whole(entries, before.st_size):
             record = _to_record(measured, bodies, largest)
             try:

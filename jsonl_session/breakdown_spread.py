@@ -15,7 +15,7 @@ and line_sizes.py's; the pool is processes.py's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -67,20 +67,25 @@ def warm_spread(path: Path | str, workers: int | None) -> ProcessPoolExecutor | 
 
 
 def measure_spread(
-    bodies: Sequence[StoredEntry], largest: int = 10, workers: int | None = 1
+    bodies: Sequence[StoredEntry],
+    largest: int = 10,
+    workers: int | None = 1,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Stored:
     """`measure_stored` of ``bodies``, by ``workers`` processes (see `spread_workers`)
-    when they are long enough and their lines are read from one file."""
+    when they are long enough and their lines are read from one file. ``meanwhile``:
+    the caller's other work, called once: while the workers measure, when they do
+    (the workers are otherwise idle while this process works alone), else after."""
     if workers == 1:  # (the library's default: no sum of the sizes)
-        return measure_stored(bodies, largest)
+        return _then(measure_stored(bodies, largest), meanwhile)
     size = sum(entry.length for entry in bodies)
     count = spread_workers(workers, size)
     path = _one_file(bodies)
     if count == 1 or path is None:
-        return measure_stored(bodies, largest)
+        return _then(measure_stored(bodies, largest), meanwhile)
     chunks = _chunks(bodies, size)
     if len(chunks) == 1:  # (one entry holds nearly all the bytes)
-        return measure_stored(bodies, largest)
+        return _then(measure_stored(bodies, largest), meanwhile)
     from concurrent.futures.process import BrokenProcessPool
 
     pool = spawned_pool(count - 1)
@@ -112,6 +117,9 @@ def measure_spread(
                 busy += 1
 
         hand_out()
+        if meanwhile is not None:
+            meanwhile()
+            hand_out()  # (those that finished meanwhile)
         tally = UsageTally()
         out = Stored()
         while low < high:
@@ -135,6 +143,12 @@ def measure_spread(
         pool.shutdown(wait=True, cancel_futures=True)
     out.recorded = tally.recorded()
     return out
+
+
+def _then(stored: Stored, meanwhile: Callable[[], object] | None) -> Stored:
+    if meanwhile is not None:
+        meanwhile()
+    return stored
 
 
 def measure_in_worker(part: Part) -> tuple[Stored, UsageTally]:

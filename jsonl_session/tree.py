@@ -101,6 +101,13 @@ class TreeIndex:
         self._build_all()
         return self._order
 
+    def in_file_order(self) -> list[StoredEntry]:
+        """`order`, without the index of every id that `order` builds (a caller that
+        only walks the entries needs none): the table's entries, then those added."""
+        if self._table is None:
+            return self._order
+        return [*self._table.materialise(), *self._order]
+
     @property
     def count(self) -> int:
         """How many entries, in file order (duplicates included)."""

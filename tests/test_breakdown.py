@@ -586,11 +586,11 @@ class TestLengthsAndJson:
 
 
 @pytest.mark.parametrize("cache", [False, True])
-def test_the_context_is_projected_after_the_stored_figures_are_measured(
+def test_in_one_process_the_context_is_projected_after_the_stored_figures_are_measured(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: bool
 ) -> None:
     # each decodes the bodies on the path: one after the other, a huge body is held
-    # decoded once at a time, not twice
+    # decoded once at a time, not twice (with workers: while they measure, below)
     path = generate(tmp_path / "s.jsonl", 40, 2)
     session = Session.open(path, cache=cache)
     calls: list[str] = []
@@ -603,3 +603,33 @@ def test_the_context_is_projected_after_the_stored_figures_are_measured(
     calls.clear()
     assert session.token_breakdown() == expected
     assert calls[-1] == "project_path" and len(calls) == 2
+
+
+@pytest.mark.usefixtures("long_lines_on_disk")
+def test_with_workers_the_context_is_projected_while_they_measure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pools: list[int]
+) -> None:
+    # the workers would wait while this process projects the path alone: it does so
+    # once they have their parts, then measures its own
+    session = Session.open(generate(tmp_path / "gen.jsonl", entries=900), cache=False)
+    expected = figures(session, workers=1)
+    events: list[str] = []
+
+    def noting(event: str, real: Any) -> Any:
+        return lambda *a, **k: (events.append(event), real(*a, **k))[1]
+
+    counted = breakdown_spread.spawned_pool
+
+    def pool_noting_parts(workers: int) -> Any:
+        pool = counted(workers)
+        pool.submit = noting("handed out", pool.submit)
+        return pool
+
+    monkeypatch.setattr(breakdown_spread, "spawned_pool", pool_noting_parts)
+    real_part = breakdown_spread.measure_part
+    monkeypatch.setattr(breakdown_spread, "measure_part", noting("measured here", real_part))
+    monkeypatch.setattr(facade, "project_path", noting("projected", facade.project_path))
+    assert figures(session, workers=2) == expected
+    assert pools == [1] and events.count("projected") == 1
+    projected = events.index("projected")
+    assert events.index("handed out") < projected < events.index("measured here")

@@ -20,8 +20,9 @@ from helpers_read import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from locations import FIXTURES, copy_fixture
 
-from jsonl_session import Session, SessionTreeError, TreeIndex, load_entries
+from jsonl_session import Session, SessionFormatError, SessionTreeError, TreeIndex, load_entries
 from jsonl_session.tree import TreeNode, iter_nodes
 
 A, B, C, D, E, F, G = (c * 8 for c in "abcdefg")
@@ -606,3 +607,33 @@ class TestTreeProperties:
         active = set() if leaf is None else set(_walk(parents, leaf)[1])
         marked = {node.entry.id for _, node in iter_nodes(tree) if node.on_active_path}
         assert marked == active - hidden
+
+
+def _opens(path: Path) -> bool:
+    try:
+        load_entries(path, cache=False)
+    except SessionFormatError:
+        return False
+    return True
+
+
+SESSION_FIXTURES = sorted(p.stem for p in FIXTURES.glob("*.jsonl") if _opens(p))
+
+
+@pytest.mark.parametrize("name", SESSION_FIXTURES)
+def test_the_entries_in_file_order_without_an_index_are_the_order(
+    tmp_path: Path, name: str
+) -> None:
+    # a table from the cache (a second open) and a fresh one, then appends beside it
+    path = copy_fixture(tmp_path, name)
+    for _ in range(2):
+        session = Session.open(path)
+        index = session._state.index
+        walked = index.in_file_order()
+        assert [id(entry) for entry in walked] == [id(entry) for entry in index.order]
+        assert index.in_file_order() == index.order
+    if session.version_read > 3:  # (written to by no one)
+        return
+    session.append_message({"role": "user", "content": "one more", "timestamp": 1})
+    index = session._state.index  # the table, and an entry added beside it
+    assert [id(entry) for entry in index.in_file_order()] == [id(entry) for entry in index.order]

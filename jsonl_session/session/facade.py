@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from jsonl_session.breakdown import Breakdown, body_entries, breakdown
+from jsonl_session.breakdown import Breakdown, body_entries, breakdown, model_figures
 from jsonl_session.breakdown_cache import stored_figures
 from jsonl_session.breakdown_spread import measure_spread
 from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
@@ -303,17 +303,26 @@ class Session(EntryAppends):
         figures are the same. Spawned workers import ``__main__`` again: a script
         asking for them keeps its work under ``if __name__ == "__main__":``."""
         target = self._state.leaf if leaf_id is None else leaf_id
-        path = self.branch_path(target) if target else []
-        entries = self._state.index.order
+        entries = self._state.index.in_file_order()
+        along: list[Any] = []
+
+        def path_and_projection() -> None:
+            # the projection is of that same path: walked once (`projection` walks it
+            # again). Made while workers measure, if they do, else after: a huge body
+            # is then decoded for one at a time
+            path = self.branch_path(target) if target else []
+            use_path = bool(target) and target != EMPTY_LEAF
+            projection = project_path(path) if use_path else self.projection(leaf_id)
+            along.extend((path, model_figures(path, projection)))
+
         if len(entries) == self._opened_with:  # as read from its file: its cached figures
-            stored = stored_figures(self.path, self._cache, entries, largest, workers)
+            stored = stored_figures(
+                self.path, self._cache, entries, largest, workers, path_and_projection
+            )
         else:
-            stored = measure_spread(body_entries(entries), largest, workers)
-        # the projection is of that same path: walked once (`projection` walks it again).
-        # Made after the stored figures: a huge body is then decoded for one at a time
-        use_path = bool(target) and target != EMPTY_LEAF
-        projection = project_path(path) if use_path else self.projection(leaf_id)
-        return breakdown(entries, path, projection, stored)
+            stored = measure_spread(body_entries(entries), largest, workers, path_and_projection)
+        path, figures = along
+        return breakdown(entries, path, figures, stored)
 
     # --- moving the leaf -------------------------------------------------------
 
