@@ -21,9 +21,9 @@ from jsonl_session.cli.options import (
     InputArg,
     LeafOption,
     cache_for,
-    err,
     print_json,
     reports_errors,
+    say,
     usage,
 )
 
@@ -112,7 +112,7 @@ def export(
     if redact:
         kinds = ", ".join(f"{kind} {n}" for kind, n in redactions.items())
         noun = "secret" if redacted == 1 else "secrets"
-        err().print(f"redacted {redacted} {noun}" + (f" ({kinds})" if kinds else ""))
+        say(f"redacted {redacted} {noun}" + (f" ({kinds})" if kinds else ""))
     if output is None:
         return
     if as_json:
@@ -125,7 +125,7 @@ def export(
             }
         )
         return
-    err().print(f"wrote {output}")
+    say(f"wrote {output}")
 
 
 @reports_errors

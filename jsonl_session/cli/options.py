@@ -222,6 +222,16 @@ def err() -> Console:
     return _console(True)
 
 
+def say(line: str) -> None:
+    """``line`` on stderr as the stderr console prints plain text (escaped, one line),
+    without importing rich: a long export or conversion that only says what it wrote
+    then spends nothing on it (rich takes 0.05-0.07 s to import and set up)."""
+    from jsonl_session import visible
+
+    sys.stderr.write(visible(line) + "\n")
+    sys.stderr.flush()
+
+
 def redactor_if(redact: bool) -> Any:
     """A `Redactor` for ``--redact`` (its counts are said by `say_redacted`), else False."""
     from jsonl_session import Redactor
@@ -236,7 +246,7 @@ def say_redacted(redactor: Any) -> None:
     counts = redactor.summary()
     kinds = ", ".join(f"{kind} {n}" for kind, n in counts.items())
     noun = "secret" if redactor.total == 1 else "secrets"
-    err().print(f"redacted {redactor.total} {noun}" + (f" ({kinds})" if kinds else ""))
+    say(f"redacted {redactor.total} {noun}" + (f" ({kinds})" if kinds else ""))
 
 
 def is_terminal() -> bool:
