@@ -10,6 +10,10 @@ read once when the caller wants them in memory. Through a pipe, the same bytes w
 pickled, sent, received and cut up in Python: a third of the writing process's time
 on a long export. Which slices go to workers, and in what order their texts are
 taken, is views/slices.py's.
+
+A spool holds the lock of a file in its folder (``.lock``) while it lives; a folder
+a killed rendering left (its lock free, the folder ours) is removed by the next
+spool this user makes (`sweep_spools`, once a process).
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ import itertools
 import os
 import shutil
 import tempfile
+import time
 import weakref
 from typing import TYPE_CHECKING, NamedTuple
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.storage.portable import BINARY, write_all
+from jsonl_session.storage.portable import BINARY, NOFOLLOW, close_locked, try_lock, write_all
 
 if TYPE_CHECKING:
     from jsonl_session.storage.outputs import OutputWriter
@@ -38,17 +43,94 @@ class Spool:
     is gone (or at exit)."""
 
     def __init__(self) -> None:
-        self.folder = tempfile.mkdtemp(prefix="jsonl-session-spool-")
-        weakref.finalize(self, shutil.rmtree, self.folder, ignore_errors=True)
+        self.folder = tempfile.mkdtemp(prefix=SPOOL_PREFIX)
+        try:
+            lock = os.open(os.path.join(self.folder, _LOCK), _FILE_FLAGS, 0o600)
+        except OSError:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        try_lock(lock)  # (a new file of a new private folder: no one else holds it)
+        weakref.finalize(self, _let_go, self.folder, lock)
+
+
+SPOOL_PREFIX = "jsonl-session-spool-"
+_LOCK = ".lock"
+
+
+def _let_go(folder: str, lock: int) -> None:
+    with contextlib.suppress(OSError):
+        close_locked(lock)  # (Windows removes no open file)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def new_spool() -> Spool | None:
     """A spool, or None where no temporary folder can be made (the texts then come
-    through the pipes, as they always may)."""
+    through the pipes, as they always may). The first of a process removes the
+    spools killed renderings left (`sweep_spools`)."""
+    global _swept
+    if not _swept:
+        _swept = True
+        sweep_spools()
     try:
         return Spool()
     except OSError:
         return None
+
+
+_swept = False
+SWEEP_AFTER_SECONDS = 60.0
+"""A spool's folder changes each time a worker leaves a text in it or one is taken;
+one unchanged this long whose lock is free was left by a rendering that was killed
+(a spool takes its lock a moment after making its folder)."""
+
+
+def sweep_spools(folder: str | None = None) -> list[str]:
+    """Remove the spools in ``folder`` (the temporary folder) that no live rendering
+    holds: folders of ours (this user's, not a link) named as spools, unchanged for
+    `SWEEP_AFTER_SECONDS`, whose lock no one holds; or without a lock (made before
+    spools had one) and unchanged for leftovers.py's `ABANDONED_AFTER_SECONDS`. The
+    folders removed; one that cannot be looked at is left alone."""
+    from jsonl_session.storage.leftovers import ABANDONED_AFTER_SECONDS
+
+    folder = folder if folder is not None else tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        found = [e for e in os.scandir(folder) if e.name.startswith(SPOOL_PREFIX)]
+    except OSError:
+        return removed
+    for entry in found:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        owner = getattr(os, "geteuid", None)
+        if not entry.is_dir(follow_symlinks=False) or (
+            owner is not None and info.st_uid != owner()
+        ):
+            continue
+        unchanged = time.time() - info.st_mtime
+        if unchanged < SWEEP_AFTER_SECONDS:
+            continue  # (one being made may not hold its lock yet)
+        try:
+            lock = os.open(os.path.join(entry.path, _LOCK), os.O_RDWR | BINARY | NOFOLLOW)
+        except FileNotFoundError:
+            if unchanged < ABANDONED_AFTER_SECONDS:
+                continue
+            lock = -1
+        except OSError:
+            continue
+        if lock >= 0:
+            try:
+                taken = try_lock(lock)
+            except OSError:
+                taken = False
+            if not taken:
+                os.close(lock)
+                continue  # a live rendering's
+            close_locked(lock)
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
 
 
 def spool_text(folder: str, data: bytes) -> str | None:
