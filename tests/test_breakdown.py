@@ -21,6 +21,7 @@ from jsonl_session import (
     JsonlSessionError,
     Session,
     SessionFormatError,
+    SessionTreeError,
     breakdown_cache,
     breakdown_spread,
 )
@@ -633,3 +634,18 @@ def test_with_workers_the_context_is_projected_while_they_measure(
     assert pools == [1] and events.count("projected") == 1
     projected = events.index("projected")
     assert events.index("handed out") < projected < events.index("measured here")
+
+
+def test_a_leaf_that_is_not_there_is_said_before_anything_is_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = Session.open(generate(tmp_path / "gen.jsonl", entries=200), cache=False)
+
+    def not_measured(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("measured first")
+
+    monkeypatch.setattr(breakdown_spread, "measure_part", not_measured)
+    monkeypatch.setattr(breakdown_module, "measure_part", not_measured)
+    for workers in (1, 2):
+        with pytest.raises(SessionTreeError, match="no-such-leaf"):
+            session.token_breakdown("no-such-leaf", workers=workers)

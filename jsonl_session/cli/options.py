@@ -223,9 +223,10 @@ def err() -> Console:
 
 
 def say(line: str) -> None:
-    """``line`` on stderr as the stderr console prints plain text (escaped, one line),
-    without importing rich: a long export or conversion that only says what it wrote
-    then spends nothing on it (rich takes 0.05-0.07 s to import and set up)."""
+    """``line`` on stderr, its control characters shown escaped (`visible`; a tab
+    stays a tab, where the rich console wrote spaces), without importing rich: a long
+    export that only says what it wrote then spends nothing on it (rich takes
+    0.05-0.07 s to import and set up)."""
     from jsonl_session import visible
 
     sys.stderr.write(visible(line) + "\n")

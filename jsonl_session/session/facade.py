@@ -304,25 +304,22 @@ class Session(EntryAppends):
         asking for them keeps its work under ``if __name__ == "__main__":``."""
         target = self._state.leaf if leaf_id is None else leaf_id
         entries = self._state.index.in_file_order()
-        along: list[Any] = []
+        path = self.branch_path(target) if target else []  # (a leaf not there: said now)
+        along: list[Breakdown] = []
 
-        def path_and_projection() -> None:
+        def model_side() -> None:
             # the projection is of that same path: walked once (`projection` walks it
             # again). Made while workers measure, if they do, else after: a huge body
             # is then decoded for one at a time
-            path = self.branch_path(target) if target else []
             use_path = bool(target) and target != EMPTY_LEAF
             projection = project_path(path) if use_path else self.projection(leaf_id)
-            along.extend((path, model_figures(path, projection)))
+            along.append(model_figures(path, projection))
 
         if len(entries) == self._opened_with:  # as read from its file: its cached figures
-            stored = stored_figures(
-                self.path, self._cache, entries, largest, workers, path_and_projection
-            )
+            stored = stored_figures(self.path, self._cache, entries, largest, workers, model_side)
         else:
-            stored = measure_spread(body_entries(entries), largest, workers, path_and_projection)
-        path, figures = along
-        return breakdown(entries, path, figures, stored)
+            stored = measure_spread(body_entries(entries), largest, workers, model_side)
+        return breakdown(entries, path, along[0], stored)
 
     # --- moving the leaf -------------------------------------------------------
 

@@ -44,12 +44,18 @@ class Spool:
 
     def __init__(self) -> None:
         self.folder = tempfile.mkdtemp(prefix=SPOOL_PREFIX)
+        lock = -1
         try:
             lock = os.open(os.path.join(self.folder, _LOCK), _FILE_FLAGS, 0o600)
+            # (a new file of a new private folder: no one else holds it; a file system
+            # without locks refuses, and then there is no spool: a sweep would not
+            # know this one lives)
+            try_lock(lock)
         except OSError:
+            if lock >= 0:
+                os.close(lock)
             shutil.rmtree(self.folder, ignore_errors=True)
             raise
-        try_lock(lock)  # (a new file of a new private folder: no one else holds it)
         weakref.finalize(self, _let_go, self.folder, lock)
 
 

@@ -9,6 +9,7 @@ storage/loader.py's. Nothing here writes.
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
@@ -87,13 +88,11 @@ def write_textconv(
     """Write `textconv_encoded` to the binary ``stream`` (standard output, a pipe, a
     file) and return how many bytes that was. A worker's long text goes from the file
     it left it in to ``stream``'s file by the kernel where it can (copy_file_range,
-    sendfile: storage/outputs.py), never read here; so does the escaping ``visible``
-    asks for, done by the workers. Raises OSError as writing ``stream`` does (a closed
-    pipe: BrokenPipeError)."""
-    try:
-        target: int | None = stream.fileno()
-    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
-        target = None
+    sendfile: storage/outputs.py), never read here, when ``stream`` is a plain binary
+    file object (`open(..., "wb")`, ``sys.stdout.buffer``); any other stream gets it
+    through its own write. The escaping ``visible`` asks for is done by the workers.
+    Raises OSError as writing ``stream`` does (a closed pipe: BrokenPipeError)."""
+    target = _file_of(stream)
     written = 0
     pieces = _warmed(path, cache, workers, _escape(visible))
     try:
@@ -110,6 +109,19 @@ def write_textconv(
         pieces.close()
     stream.flush()
     return written
+
+
+def _file_of(stream: IO[bytes]) -> int | None:
+    """The descriptor that writing to ``stream`` writes to as it is, or None: only a
+    plain binary file object's. A stream that changes what it writes (gzip, bz2, lzma:
+    their fileno() is the compressed file's) or counts it must get every byte through
+    its own write."""
+    if type(stream) not in (io.BufferedWriter, io.BufferedRandom, io.FileIO):
+        return None
+    try:
+        return stream.fileno()
+    except (OSError, ValueError):  # (io.UnsupportedOperation is both)
+        return None
 
 
 def _escape(visible: bool) -> Escape:

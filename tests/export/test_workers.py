@@ -499,6 +499,7 @@ def test_workers_escape_a_transcript_as_one_process_does(
 def test_write_textconv_copies_workers_files_into_a_file_a_pipe_or_a_buffer(
     controlled: Path, spread_small: None, spooled: dict[str, int], tmp_path: Path
 ) -> None:
+    import gzip
     import io
     import threading
 
@@ -533,6 +534,15 @@ def test_write_textconv_copies_workers_files_into_a_file_a_pipe_or_a_buffer(
         os.close(reader)
         assert received == [expected]
 
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SpooledPiece, "copy_to_fd", counted)
+        copied.clear()
+        packed = tmp_path / "out.txt.gz"  # its fileno() is the compressed file's
+        with gzip.open(packed, "wb") as compressing:
+            write_textconv(controlled, compressing, cache=False, workers=2, visible=True)
+        assert gzip.decompress(packed.read_bytes()) == expected
+        assert copied == []  # every byte through the stream's own write
+
     buffer = io.BytesIO()  # no file: each piece read, then written
     assert write_textconv(controlled, buffer, cache=False, workers=2, visible=True) == len(expected)
     assert buffer.getvalue() == expected
@@ -551,6 +561,14 @@ def _read_all(fd: int) -> bytes:
     not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
     reason="glibc's malloc",
 )
+def test_a_worker_that_cannot_tune_its_heap_works_all_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "ctypes", None)  # (a Python built without it)
+    processes._keep_heap_top()  # raises nothing
+    assert processes.allocator_tuned is False
+
+
 def test_a_worker_keeps_the_top_of_its_heap() -> None:
     assert processes.allocator_tuned is False  # this process's malloc is left alone
     pool = processes._new_pool(1)

@@ -194,3 +194,18 @@ def test_the_first_spool_of_a_process_sweeps(
     assert made is not None and not left.exists()
     _unchanged_for(Path(made.folder), spool_module.SWEEP_AFTER_SECONDS + 5)
     assert sweep_spools(str(tmp_path)) == []  # (a live one: its lock held)
+
+
+def test_a_folder_without_locks_means_no_spool_and_nothing_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(fd: int) -> bool:
+        raise OSError(37, "No locks available")  # (ENOLCK: some network file systems)
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(spool_module, "try_lock", refused)
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+    assert new_spool() is None  # (the texts then come through the pipes)
+    assert os.listdir(tmp_path) == []
+    if before:
+        assert len(os.listdir("/proc/self/fd")) == before
