@@ -116,14 +116,14 @@ def body_entries(entries: Sequence[StoredEntry]) -> list[StoredEntry]:
 def breakdown(
     entries: Sequence[StoredEntry],
     path: Sequence[StoredEntry],
-    projection: Projection | Breakdown,
+    model: Breakdown,
     stored: Stored,
 ) -> Breakdown:
-    """Tokens stored in ``entries``, on the active ``path`` and in the context its
-    ``projection`` builds (or `model_figures` of them, made already), given
-    ``stored``: `measure_stored` of their body entries (measured on every core by
-    breakdown_spread.py, or read back by breakdown_cache.py)."""
-    out = projection if isinstance(projection, Breakdown) else model_figures(path, projection)
+    """Tokens stored in ``entries`` and on the active ``path``, given ``stored``:
+    `measure_stored` of their body entries (measured on every core by
+    breakdown_spread.py, or read back by breakdown_cache.py), added to ``model``:
+    `model_figures` of the context the path builds (filled in and returned)."""
+    out = model
     bodies = body_entries(entries)
     out.entries = len(entries)
     out.stored_tokens = stored.stored_tokens

@@ -104,15 +104,13 @@ def sweep_spools(folder: str | None = None) -> list[str]:
         found = [e for e in os.scandir(folder) if e.name.startswith(SPOOL_PREFIX)]
     except OSError:
         return removed
+    user = os.geteuid() if hasattr(os, "geteuid") else None  # (Windows: none)
     for entry in found:
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        owner = getattr(os, "geteuid", None)
-        if not entry.is_dir(follow_symlinks=False) or (
-            owner is not None and info.st_uid != owner()
-        ):
+        if not entry.is_dir(follow_symlinks=False) or (user is not None and info.st_uid != user):
             continue
         unchanged = time.time() - info.st_mtime
         if unchanged < SWEEP_AFTER_SECONDS:

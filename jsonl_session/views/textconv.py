@@ -2,8 +2,9 @@
 
 Owns the stable text of a whole session file: one block per line in file order (so
 appending entries changes only the end), damaged lines marked, no current time and no
-path of the file itself. What each entry says is transcript.py's; reading the file is
-storage/loader.py's. Nothing here writes.
+path of the file itself, every control character escaped (views/visible.py). What each
+entry says is transcript.py's; reading the file is storage/loader.py's. Nothing here
+writes a session: `write_textconv` writes the transcript to the caller's stream.
 """
 
 from __future__ import annotations
