@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
+from jsonl_session.format.entry import StoredEntry, line_blocks, loads_object
 from jsonl_session.format.walk import finite_number
 from jsonl_session.storage.columns import EntryColumns
 
@@ -72,6 +72,7 @@ class _Reply(msgspec.Struct, gc=False):
 
 
 class _ReplyLine(msgspec.Struct, gc=False):
+    id: Any = None  # (checks the line is still the reply's)
     message: _Reply | None = None
 
 
@@ -89,9 +90,38 @@ def reply_figures(replies: Sequence[StoredEntry], *, keep_costs: bool = False) -
     ``keep_costs``: with each reply's cost (`ReplyFigures.costs`)."""
     out = ReplyFigures(costs=[] if keep_costs else None)
     for start in range(0, len(replies), _BATCH):
-        for raw in raw_lines(replies[start : start + _BATCH]):
-            _add_reply(out, raw)
+        for run, block, at in line_blocks(replies[start : start + _BATCH]):
+            if block is None:
+                _add_reply(out, run[0].raw)
+                continue
+            view = memoryview(block)
+            for reply in run:
+                if reply.inline is not None:
+                    _add_reply(out, reply.raw)
+                    continue
+                # Decoded where it lies in the block, not cut out of it: the id decoded
+                # with the figures tells that the line is still the reply's, as
+                # `StoredEntry.checked` would (which any other line goes through).
+                begin = reply.offset - at
+                end = begin + reply.length
+                if end <= len(block) and block[end : end + 1] in _LINE_ENDS:
+                    line = view[begin:end]
+                    try:
+                        decoded = _reply_decoder.decode(line)
+                    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                        decoded = None
+                    if (
+                        decoded is not None
+                        and decoded.id == reply.id
+                        and decoded.message is not None
+                    ):
+                        _add_decoded(out, decoded.message, line)
+                        continue
+                _add_reply(out, reply.checked(block, begin))
     return out
+
+
+_LINE_ENDS = (b"", b"\n", b"\r")
 
 
 def figures_in_worker(replies: EntryColumns, keep_costs: bool = False) -> ReplyFigures:
@@ -103,35 +133,59 @@ def figures_in_worker(replies: EntryColumns, keep_costs: bool = False) -> ReplyF
 
 def _add_reply(out: ReplyFigures, raw: bytes) -> None:
     try:
-        line = _reply_decoder.decode(raw)
-        reply = line.message
+        reply = _reply_decoder.decode(raw).message
         if reply is None:  # no message (or null): as the whole line would say
             raise _DictWay
-        content = reply.content
-        usage = reply.usage
-        if usage is None:
-            counts: tuple[Any, ...] = ()
-            total: Any = 0
-        else:
-            counts = (usage.input, usage.output, usage.cache_read, usage.cache_write)
-            cost = usage.cost
-            total = cost.get("total") if isinstance(cost, dict) else 0
-            for value in (*counts, total):
-                if value.__class__ is int and not _LOW <= value <= _HIGH:
-                    raise _DictWay
-        calls = 0
-        if isinstance(content, list):
-            calls = sum(block.type == "toolCall" for block in content)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, _DictWay):
-        calls, counts, total = _decoded(loads_object(raw))
+        _add(out, *_decoded(loads_object(raw)))
+        return
+    _add_decoded(out, reply, raw)
+
+
+def _add_decoded(out: ReplyFigures, reply: _Reply, raw: bytes | memoryview) -> None:
+    """Add the figures of ``reply``, decoded from the line ``raw``, which is decoded
+    whole when a value is one the dict way reads otherwise. Written out for the
+    common reply (four integer counts, a float cost); any other takes `_add`."""
+    content = reply.content
+    calls = [block.type for block in content].count("toolCall") if isinstance(content, list) else 0
+    usage = reply.usage
+    if usage is None:
+        out.calls += calls
+        return
+    counts = (usage.input, usage.output, usage.cache_read, usage.cache_write)
+    cost = usage.cost
+    total = cost.get("total") if isinstance(cost, dict) else 0
+    if (
+        total.__class__ is float
+        and -_MOST_COST < total < _MOST_COST  # (a NaN fails it too)
+        and all(value.__class__ is int and -_EXACT <= value <= _EXACT for value in counts)
+    ):
+        out.calls += calls
+        tokens = out.tokens
+        tokens["input"] += counts[0]
+        tokens["output"] += counts[1]
+        tokens["cacheRead"] += counts[2]
+        tokens["cacheWrite"] += counts[3]
+        spent = total or 0.0  # (as `_add`: -0.0 counts as 0.0)
+        out.cost += spent
+        if out.costs is not None:
+            out.costs.append(spent)
+        return
+    if any(value.__class__ is int and not _LOW <= value <= _HIGH for value in (*counts, total)):
+        _add(out, *_decoded(loads_object(bytes(raw))))
+        return
+    _add(out, calls, counts, total)
+
+
+_MOST_COST = 1e300  # finite_number's bound on a float
+
+
+def _add(out: ReplyFigures, calls: int, counts: tuple[Any, ...], total: Any) -> None:
     out.calls += calls
     if not counts:
         return
     tokens = out.tokens
     for key, value in zip(TOKEN_KEYS, counts, strict=True):
-        if value.__class__ is int and -_EXACT <= value <= _EXACT:
-            tokens[key] += value  # (most counts: finite_number's answer at once)
-            continue
         value = finite_number(value)
         tokens[key] += int(value) if value is not None else 0
     spent = float(finite_number(total) or 0.0)

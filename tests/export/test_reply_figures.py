@@ -5,6 +5,7 @@ usage holds; read by a worker process, they are the same."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ from jsonl_session.export.replies import (
     figures_in_worker,
     reply_figures,
 )
+from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import finite_number
 from jsonl_session.storage.columns import entry_columns
+from jsonl_session.storage.lines import LineSource
 
 BIG = 2**70  # beyond 64 bits: read whole, such an integer is a float
 # Usages as the file holds them (JSON text: integers beyond 64 bits stay exact).
@@ -81,6 +84,12 @@ def replies(odd_file: Path) -> list[StoredEntry]:
     entries = [e for e in Session.open(odd_file, cache=False).entries if e.role == "assistant"]
     assert len(entries) == len(CONTENTS) * (len(USAGES) + 1) + 1
     return entries
+
+
+def read_back(entries: list[StoredEntry], path: Path) -> list[StoredEntry]:
+    """``entries`` as a large session's are: their lines read back from the file."""
+    source = LineSource(path, os.open(path, os.O_RDONLY))
+    return [msgspec.structs.replace(entry, inline=None, source=source) for entry in entries]
 
 
 def read_whole(replies: list[StoredEntry]) -> ReplyFigures:
@@ -157,3 +166,39 @@ def test_figures_read_without_their_costs_cannot_be_added_after_others(
 ) -> None:
     with pytest.raises(ValueError, match="without their costs"):
         reply_figures(replies[:1]).then(reply_figures(replies[1:]))
+
+
+def test_each_odd_reply_read_from_the_file_adds_up_as_read_whole(
+    replies: list[StoredEntry], odd_file: Path
+) -> None:
+    # decoded where each line lies in the block read for many, its id checked there
+    on_disk = read_back(replies, odd_file)
+    assert reply_figures(on_disk) == read_whole(replies)
+    for entry, kept in zip(on_disk, replies, strict=True):
+        assert reply_figures([entry]) == read_whole([kept]), kept.raw
+
+
+def test_a_reply_whose_line_was_rewritten_since_is_said_not_counted(tmp_path: Path) -> None:
+    header = json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})
+    usage = '{"input": 1, "cost": {"total": 0.5}}'
+    lines = [header, *(reply_line(n, "null", usage) for n in range(3))]
+    path = tmp_path / "rewritten.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session = Session.open(path, cache=False)
+    three = read_back([e for e in session.entries if e.role == "assistant"], path)
+    # the same bytes but another id: the line is no longer the reply's
+    path.write_text(path.read_text().replace("r0000001", "x0000001"))
+    with pytest.raises(SessionFormatError, match="no longer where it was"):
+        reply_figures(three)
+
+
+def test_a_reply_whose_id_is_written_with_escapes_is_still_its_own(tmp_path: Path) -> None:
+    header = json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"})
+    line = reply_line(0, "null", '{"input": 4, "cost": {"total": 0.25}}')
+    line = line.replace('"id": "r0000000"', '"id": "\\u0072\\u00300000000"')
+    path = tmp_path / "escaped.jsonl"
+    path.write_text(f"{header}\n{line}\n")
+    (reply,) = [e for e in Session.open(path, cache=False).entries if e.role == "assistant"]
+    assert reply.id == "r00000000"
+    figures = reply_figures(read_back([reply], path))
+    assert figures.tokens["input"] == 4 and figures.cost == 0.25
