@@ -21,12 +21,11 @@ from jsonl_session.views.pieces import Piece, Utf8Piece, text_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run, session_runs
 from jsonl_session.views.slices import (
-    EntryRecord,
     LazySlices,
     Slice,
     export_workers,
     lines_size,
-    record,
+    packed_records,
     rendered_pieces,
     slices_of,
 )
@@ -68,7 +67,7 @@ def iter_json(
 
         def make(index: int) -> Slice:
             start, stop = cuts[index]
-            records: list[EntryRecord | bytes] = [record(e) for e in entries[start:stop]]
+            records = packed_records(entries[start:stop])
             return Slice(json_entry, path, redactor.enabled, records, separator=",", body=loads_js)
 
         def runs_first() -> None:

@@ -31,8 +31,11 @@ def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:
     head = [f"# {plan.title()}", ""]
     outline = ["## Branches", "", *_outline(plan), ""] if plan.all_branches else []
     figures = plan.figures_later()  # read by the workers, when they wait already
-    plan.prepare_facts()  # (meanwhile)
-    spread = plan.spread(markdown_entry, plan.labels, workers, utf8=True)
+    # The workers read the figures, then render the first slices while this process
+    # reads what the facts need of the whole session: none of them waits for it.
+    spread = plan.spread(
+        markdown_entry, plan.labels, workers, utf8=True, meanwhile=plan.prepare_facts
+    )
     facts = plan.facts(figures.get())
     head += [f"- **{key}:** {value}" for key, value in facts] + ["", *outline]
     return _ending_once(_pieces(plan, head, spread))

@@ -35,13 +35,12 @@ from jsonl_session.views.pieces import Piece, texts_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run, iter_runs, session_runs
 from jsonl_session.views.slices import (
-    EntryRecord,
     LazySlices,
     Render,
     Slice,
     export_workers,
     lines_size,
-    record,
+    packed_records,
     rendered_pieces,
     slices_of,
 )
@@ -168,13 +167,16 @@ class ExportPlan:
         context: Callable[[Sequence[StoredEntry]], list[Any]] | None = None,
         *,
         utf8: bool = False,
+        meanwhile: Callable[[], object] | None = None,
     ) -> Spread | None:
         """The entries shown rendered by ``workers`` processes through ``render`` (with
         ``shared``, and what ``context`` says of each entry of a slice), or None when
         one process renders them (one worker, or a short export). ``start``: the run
         (index in `shown`) and the entry in it to start from; those before are the
         caller's. Views made already (a title's, an outline's) were counted here: the
-        workers do not count them again. Call it after those views are made."""
+        workers do not count them again. Call it after those views are made.
+        ``meanwhile``: the caller's work, done once the first slices are handed out
+        (views/slices.py's `rendered_pieces`); not done when None is returned."""
         first_run, first_entry = start
         left = [  # (run, its entries, the first of them left)
             (run, entries, first_entry if run == first_run else 0)
@@ -197,11 +199,13 @@ class ExportPlan:
         def make(index: int) -> Slice:
             _, entries, (begin, end) = cuts[index]
             chosen = entries[begin:end]
-            records: list[EntryRecord | bytes] = [record(e) for e in chosen]
+            records = packed_records(chosen)
             said = context(chosen) if context is not None else None
             return Slice(render, path, self.redactor.enabled, records, shared, said, counted)
 
-        pieces = rendered_pieces(LazySlices(len(cuts), make), count, self.redactor, utf8=utf8)
+        pieces = rendered_pieces(
+            LazySlices(len(cuts), make), count, self.redactor, utf8=utf8, meanwhile=meanwhile
+        )
         return Spread([run for run, _, _ in cuts], pieces)
 
     def title(self) -> str:
@@ -269,8 +273,9 @@ class ExportPlan:
 
     def prepare_facts(self) -> None:
         """Read now what the facts read of the whole session in this process (the
-        runs, the problems): called while the workers read the replies' figures, so
-        that the slices the workers render next are not left waiting for them."""
+        runs, the problems): called while the workers read the replies' figures and
+        render the first slices (`spread`'s ``meanwhile``), so that they do not wait
+        for it."""
         _ = self.runs, self.problem_count
 
 

@@ -35,6 +35,7 @@ from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.processes import wanted_workers, warm_pool
 from jsonl_session.storage.header import pi_file_size
 from jsonl_session.storage.lines import LineSource
+from jsonl_session.storage.table import no_source
 from jsonl_session.views.pieces import Piece, Utf8Piece, utf8_of, utf8_parts
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.spool import SpooledPiece, SpooledText, new_spool, spool_text
@@ -60,6 +61,10 @@ piping that much does."""
 # (the texts of four slices wait in memory at once: two queued for each worker)
 
 EntryRecord = tuple[Any, ...]  # StoredEntry's fields, its `source` left out
+Records = list[EntryRecord | bytes] | bytes
+"""A slice's entries as a worker rebuilds them: one by one (records; a damaged line
+as its bytes), or packed into one msgpack string as the index cache keeps entries
+(`packed_records`)."""
 Render = Callable[[StoredEntry | bytes, Any, Any, Any, Redactor], str | list[str] | bytes]
 """How an entry is rendered: (the entry, or a damaged line's bytes; its body; what
 the caller says of that entry; what the caller says of all; the redactor) -> text;
@@ -83,7 +88,7 @@ class Slice:
     render: Render
     path: str
     redact: bool
-    records: list[EntryRecord | bytes]
+    records: Records
     shared: Any = None
     context: list[Any] | None = None
     counted: frozenset[str] = frozenset()
@@ -146,6 +151,31 @@ def slices_of(items: Sequence[StoredEntry | int]) -> list[tuple[int, int]]:
 def record(entry: StoredEntry) -> EntryRecord:
     """``entry`` as a record a worker rebuilds it from (its open file stays here)."""
     return msgspec.structs.astuple(entry)[:-1]
+
+
+def packed_records(items: Sequence[StoredEntry | bytes]) -> Records:
+    """A slice's ``items`` (entries, and damaged lines as their bytes) as its records:
+    packed into one msgpack string, which costs this process a third of making and
+    pickling a record for each; one item alone (it may be a line rendered here:
+    `_here` reads its length), or an entry msgpack cannot hold (an integer beyond
+    64 bits), as records one by one."""
+    if len(items) > 1:
+        try:
+            return _packer.encode(items)
+        except (OverflowError, NotImplementedError, TypeError):
+            pass
+    return [item if isinstance(item, bytes) else record(item) for item in items]
+
+
+_packer = msgspec.msgpack.Encoder(enc_hook=no_source)
+_unpacker = msgspec.msgpack.Decoder(list[StoredEntry | bytes])
+
+
+def _unpacked(records: Records) -> list[StoredEntry | bytes]:
+    """The items of a slice's records, each entry without its source."""
+    if isinstance(records, bytes):
+        return _unpacker.decode(records)
+    return [item if isinstance(item, bytes) else StoredEntry(*item) for item in records]
 
 
 class LazySlices(Sequence[Slice]):
@@ -227,7 +257,7 @@ Rendered = tuple[bytes | SpooledText, dict[str, int], bool]
 
 def _here(job: Slice) -> Callable[[Slice], Rendered | _Here] | None:
     """How a slice of one huge line is rendered in this process (in_order's ``here``)."""
-    if len(job.records) != 1:
+    if not isinstance(job.records, list) or len(job.records) != 1:
         return None
     item = job.records[0]
     length = len(item) if isinstance(item, bytes) else item[_LENGTH]
@@ -311,13 +341,13 @@ def _slice_texts(job: Slice, redactor: Redactor) -> Iterator[str | bytes]:
 def _entry_texts(job: Slice, redactor: Redactor) -> Iterator[str | list[str] | bytes]:
     """Each entry of the slice rendered (see `Render`), its secrets counted by
     ``redactor`` unless the caller counted them already."""
+    items = _unpacked(job.records)
+    entries = [item for item in items if isinstance(item, StoredEntry)]
     source = _sources.get(job.path)
-    if source is None and any(not isinstance(r, bytes) and r[-1] is None for r in job.records):
+    if source is None and any(entry.inline is None for entry in entries):
         # a worker serves one export: the file stays open for its next slices
         fd = os.open(job.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         source = _sources[job.path] = LineSource(Path(job.path), fd)
-    items = [item if isinstance(item, bytes) else StoredEntry(*item) for item in job.records]
-    entries = [item for item in items if isinstance(item, StoredEntry)]
     for entry in entries:
         entry.source = source
     bodies = iter(raw_lines(entries))

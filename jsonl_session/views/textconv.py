@@ -27,7 +27,7 @@ from jsonl_session.views.slices import (
     LazySlices,
     Slice,
     export_workers,
-    record,
+    packed_records,
     rendered_pieces,
     slices_of,
     warm_export,
@@ -222,7 +222,7 @@ def _slices(
     def make(index: int) -> Slice:
         start, stop = cuts[index]
         part = [item for _, item in items[start:stop]]
-        records = [item if isinstance(item, bytes) else record(item) for item in part]
+        records = packed_records(part)
         context = [next(befores) for _ in part]
         return Slice(item_block, path, False, records, context=context, escape=escape)
 

@@ -10,8 +10,11 @@ redact.py's; one-line summaries are describe.py's. Nothing here reads files or w
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import orjson
 
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.model import LEAF_MARKER_TYPE, PRUNE_MARKER_TYPE
@@ -110,12 +113,48 @@ class EntryView:
 
 
 def dump_json(value: Any, *, indent: bool = True) -> str:
+    """``value`` as JSON: indented (format/walk.py's `dumps_indented`), or on one line
+    as ``json.dumps`` writes it (a space after each comma and colon, text unescaped)."""
     if indent:
         return dumps_indented(value)
+    if value.__class__ is dict:  # most values: a tool call's arguments
+        flat = _flat_object(value)
+        if flat is not None:
+            return flat
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except RecursionError:  # nested deeper than Python recurses: still shown
         return dumps_indented(value)
+
+
+def _flat_object(value: dict[Any, Any]) -> str | None:
+    """``json.dumps`` of an object whose values are texts, integers, finite floats,
+    booleans or null, each text escaped by orjson (which escapes as ``json.dumps``
+    does with ``ensure_ascii=False``, in a fraction of its time: a tool call's
+    arguments hold a file's content); None for any other object (a lone surrogate
+    orjson refuses included)."""
+    said = []
+    try:
+        for key, item in value.items():
+            if key.__class__ is not str:
+                return None
+            kind = item.__class__
+            if kind is str:
+                shown = orjson.dumps(item).decode()
+            elif kind is int:
+                shown = int.__repr__(item)
+            elif kind is bool:
+                shown = "true" if item else "false"
+            elif item is None:
+                shown = "null"
+            elif kind is float and math.isfinite(item):
+                shown = float.__repr__(item)
+            else:
+                return None
+            said.append(f"{orjson.dumps(key).decode()}: {shown}")
+    except orjson.JSONEncodeError:
+        return None
+    return "{" + ", ".join(said) + "}"
 
 
 def view_entry(

@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from helpers_cli import invoke
 from helpers_large import generate
@@ -593,3 +594,35 @@ def test_a_slice_s_text_in_a_file_is_read_in_parts_cut_after_newlines(
     parts = list(handing.texts_of([SpooledPiece(spool, name, len(text.encode()))]))
     assert "".join(parts) == text and len(parts) > 20
     assert all(part.endswith("\n") for part in parts)
+
+
+def test_a_slice_s_entries_are_packed_and_unpacked_as_they_were(branched: Path) -> None:
+    session = Session.open(branched, cache=False)
+    items: list[Any] = [*session.entries[:5], b'{"torn', *session.entries[5:9]]
+    packed = slices.packed_records(items)
+    assert isinstance(packed, bytes)
+    unpacked = slices._unpacked(packed)
+    assert [
+        item if isinstance(item, bytes) else msgspec.structs.replace(item, source=None)
+        for item in items
+    ] == unpacked
+    assert slices._unpacked(slices.packed_records(items[:1])) == unpacked[:1]
+
+
+def test_an_entry_msgpack_cannot_hold_goes_as_a_record_and_renders_alike(
+    tmp_path: Path, spread_small: None
+) -> None:
+    # a message's own timestamp beyond 64 bits: msgpack refuses it, a record holds it
+    path = generate(tmp_path / "gen.jsonl", 60, 2)
+    lines = path.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"role":"user"' in line)
+    lines[at] = re.sub(r'"timestamp":\d+', f'"timestamp":{2**70}', lines[at], count=1)
+    path.write_text("\n".join(lines) + "\n")
+    session = Session.open(path, cache=False)
+    wide = next(e for e in session.entries if e.message_timestamp == 2**70)
+    packed = slices.packed_records([wide, wide])
+    assert isinstance(packed, list) and len(packed) == 2
+    for fmt in ("markdown", "json", "html"):
+        assert _export(path, fmt, 2) == _export(path, fmt, 1), fmt
+    alone = "".join(textconv_chunks(path, cache=False))
+    assert "".join(textconv_chunks(path, cache=False, workers=2)) == alone
