@@ -86,10 +86,12 @@ def joined(pieces: list[str]) -> list[str]:
 
 def utf8_of(texts: list[str]) -> tuple[bytes, bool]:
     """``texts`` joined, as UTF-8, and whether that holds no lone surrogate (one is
-    kept, as ``surrogatepass`` writes it); a long text is encoded on its own."""
+    kept, as ``surrogatepass`` writes it). Each text is encoded on its own and the
+    bytes joined: joined first, the texts of a slice would be widened to its widest
+    character (four bytes each for one emoji) before being encoded."""
     chunks: list[bytes] = []
     plain = True
-    for text in joined(texts):
+    for text in texts:
         try:
             chunks.append(text.encode("utf-8"))
         except UnicodeEncodeError:  # a lone surrogate (rare): kept, to be decoded back
