@@ -52,6 +52,10 @@ class EntryRun(Protocol):
         """``position`` and its ancestors' positions, up to a root or a missing parent."""
         ...
 
+    def orphans(self) -> list[int]:
+        """The positions of the entries whose parent no entry has, in order."""
+        ...
+
     def at(self, positions: list[int]) -> list[StoredEntry]:
         """The entries at ``positions``, in that order."""
         ...
@@ -72,9 +76,10 @@ class TreeIndex:
     parents, not the whole tree. Entries from an index-cache record (an `EntryRun`,
     storage/table.py's EntryTable) stay in the table while that answers: lookups by
     id, the last entry and paths go through it, and only the entries a path holds are
-    built. Anything that needs every entry (`by_id`, `order`, children, roots,
-    problems), or an added entry that reuses a table id or is a parent the table
-    lacks, builds them all first.
+    built; its problems are its missing parents, found from its parent positions.
+    Anything that needs every entry (`by_id`, `order`, children, roots, the
+    problems once entries were added), or an added entry that reuses a table id or
+    is a parent the table lacks, builds them all first.
     """
 
     def __init__(self, entries: Iterable[StoredEntry] = (), *, table: EntryRun | None = None):
@@ -279,6 +284,11 @@ class TreeIndex:
 
     def problems(self) -> list[Problem]:
         """Duplicate ids, missing parents and cycles, in file order."""
+        if self._table is not None and not self._order:
+            # a clean table alone has no duplicate and no cycle: its missing parents
+            # are found from its parent positions, without building every entry
+            table = self._table
+            return [_missing_parent(entry) for entry in table.at(table.orphans())]
         found = list(self.duplicates)
         by_id = self.by_id
         ordered = True  # every parent on an earlier line: then no link can come back
@@ -288,14 +298,7 @@ class TreeIndex:
                 continue
             parent = by_id.get(parent_id)
             if parent is None:
-                found.append(
-                    Problem(
-                        "missing-parent",
-                        f"entry {entry.id} has parent {parent_id}, which does not exist",
-                        entry.line,
-                        entry.id,
-                    )
-                )
+                found.append(_missing_parent(entry))
             elif parent.line >= entry.line:
                 ordered = False
         if not ordered:
@@ -328,6 +331,15 @@ class TreeIndex:
             for visited in walk:
                 state[visited] = 2
         return found
+
+
+def _missing_parent(entry: StoredEntry) -> Problem:
+    return Problem(
+        "missing-parent",
+        f"entry {entry.id} has parent {entry.parent_id}, which does not exist",
+        entry.line,
+        entry.id,
+    )
 
 
 def build_tree(

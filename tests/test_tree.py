@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from builders import read_assistant as assistant
 from builders import read_user as user
+from helpers_large import generate
 from helpers_read import (
     entry,
     header,
@@ -637,3 +638,39 @@ def test_the_entries_in_file_order_without_an_index_are_the_order(
     session.append_message({"role": "user", "content": "one more", "timestamp": 1})
     index = session._state.index  # the table, and an entry added beside it
     assert [id(entry) for entry in index.in_file_order()] == [id(entry) for entry in index.order]
+
+
+@pytest.mark.parametrize("name", SESSION_FIXTURES)
+def test_the_problems_of_a_table_alone_are_those_of_every_entry_built(
+    tmp_path: Path, name: str
+) -> None:
+    # a clean table answers from its parent positions; built, the index walks them all
+    path = copy_fixture(tmp_path, name)
+    for _ in range(2):  # a fresh table, then one from the cache
+        index = Session.open(path)._state.index
+        from_table = index.problems()
+        assert index.by_id  # every entry built
+        assert from_table == index.problems()
+    if name == "damaged-dangling-parent":
+        assert [p.kind for p in from_table] == ["missing-parent"]
+
+
+def test_a_large_session_s_missing_parents_are_found_from_its_table_alone(tmp_path: Path) -> None:
+    path = generate(tmp_path / "big.jsonl", 700)
+    with path.open("a") as out:  # two entries whose parents no entry has
+        for number in (1, 2):
+            out.write(
+                f'{{"type":"message","id":"orphan0{number}","parentId":"gone000{number}",'
+                '"timestamp":"2025-01-01T00:00:00.000Z",'
+                '"message":{"role":"user","content":"lost","timestamp":1}}\n'
+            )
+    for _ in range(2):  # a fresh table, then one from the cache
+        index = Session.open(path)._state.index
+        assert index._table is not None and not index._order  # (the table alone)
+        from_table = index.problems()
+        assert [(p.kind, p.entry_id) for p in from_table] == [
+            ("missing-parent", "orphan01"),
+            ("missing-parent", "orphan02"),
+        ]
+        assert index.by_id  # every entry built
+        assert from_table == index.problems()

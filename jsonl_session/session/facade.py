@@ -184,7 +184,7 @@ class Session(EntryAppends):
     @property
     def entries(self) -> list[StoredEntry]:
         """Every entry in file order (damaged lines left out; see `problems`)."""
-        return list(self._state.index.order)
+        return list(self._state.index.in_file_order())
 
     @property
     def revision(self) -> int:

@@ -165,6 +165,12 @@ class EntryTable:
         costs the same whatever the number of entries, not a search of them all."""
         self._lookups = max(self._lookups, _DICT_AFTER)
 
+    def orphans(self) -> list[int]:
+        """The positions of the entries whose parent no entry has, in order."""
+        if not self.missing:
+            return []
+        return list(compress(range(len(self._parents)), map(MISSING_PARENT.__eq__, self._parents)))
+
     def chain(self, position: int) -> list[int]:
         """``position`` and the positions of its ancestors, up to one with no parent
         or whose parent is missing (a clean table has no cycles)."""

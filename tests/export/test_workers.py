@@ -411,6 +411,46 @@ def test_a_huge_line_is_a_slice_of_its_own(monkeypatch: pytest.MonkeyPatch) -> N
     assert slices.slices_of(sizes) == [(0, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 8)]
 
 
+def _cut_one_by_one(sizes: list[int], most: int, entries: int, huge: int) -> list[tuple[int, int]]:
+    """The cuts `slices_of` makes, found a step per entry."""
+    cuts: list[tuple[int, int]] = []
+    start = size = 0
+    for index, length in enumerate(sizes):
+        if length >= huge and index > start:
+            cuts.append((start, index))
+            start, size = index, 0
+        size += length
+        if size >= most or index + 1 - start >= entries or length >= huge:
+            cuts.append((start, index + 1))
+            start, size = index + 1, 0
+    if start < len(sizes):
+        cuts.append((start, len(sizes)))
+    return cuts
+
+
+@given(
+    sizes=st.lists(st.integers(min_value=0, max_value=120), max_size=60),
+    most=st.integers(min_value=0, max_value=300),
+    entries=st.integers(min_value=1, max_value=9),
+    huge=st.integers(min_value=1, max_value=130),
+)
+@settings(max_examples=1500, deadline=None)
+def test_slices_are_cut_where_a_step_per_entry_cuts_them(
+    sizes: list[int], most: int, entries: int, huge: int
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(slices, "SLICE_BYTES", most)
+        patch.setattr(slices, "SLICE_ENTRIES", entries)
+        patch.setattr(slices, "HERE_BYTES", huge)
+        expected = _cut_one_by_one(sizes, most, entries, huge)
+        assert slices.slices_of(sizes) == expected
+        as_entries = [msgspec.structs.replace(ENTRY, length=size) for size in sizes]
+        assert slices.slices_of(as_entries) == expected
+
+
+ENTRY = slices.StoredEntry(line=1, offset=0, type="message", id="a", parent_id=None, timestamp="")
+
+
 @pytest.fixture
 def spooled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, int]:
     """Every worker's text handed back through a file (views/spool.py), in a temporary
