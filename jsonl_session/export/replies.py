@@ -152,25 +152,30 @@ def _add_decoded(out: ReplyFigures, reply: _Reply, raw: bytes | memoryview) -> N
     if usage is None:
         out.calls += calls
         return
-    counts = (usage.input, usage.output, usage.cache_read, usage.cache_write)
+    given, made, read, written = usage.input, usage.output, usage.cache_read, usage.cache_write
     cost = usage.cost
     total = cost.get("total") if isinstance(cost, dict) else 0
     if (
         total.__class__ is float
         and -_MOST_COST < total < _MOST_COST  # (a NaN fails it too)
-        and all(value.__class__ is int and -_EXACT <= value <= _EXACT for value in counts)
+        and given.__class__ is made.__class__ is read.__class__ is written.__class__ is int
+        and -_EXACT <= given <= _EXACT
+        and -_EXACT <= made <= _EXACT
+        and -_EXACT <= read <= _EXACT
+        and -_EXACT <= written <= _EXACT
     ):
         out.calls += calls
         tokens = out.tokens
-        tokens["input"] += counts[0]
-        tokens["output"] += counts[1]
-        tokens["cacheRead"] += counts[2]
-        tokens["cacheWrite"] += counts[3]
+        tokens["input"] += given
+        tokens["output"] += made
+        tokens["cacheRead"] += read
+        tokens["cacheWrite"] += written
         spent = total or 0.0  # (as `_add`: -0.0 counts as 0.0)
         out.cost += spent
         if out.costs is not None:
             out.costs.append(spent)
         return
+    counts = (given, made, read, written)
     if any(value.__class__ is int and not _LOW <= value <= _HIGH for value in (*counts, total)):
         _add(out, *_decoded(loads_object(bytes(raw))))
         return
