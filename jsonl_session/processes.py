@@ -84,11 +84,21 @@ def warm_pool_waiting() -> int:
 
 def submit_warm(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
     """``function(*args)`` on a worker of the pool `warm_pool` started in this thread,
-    when one waits (the pool stays there for `spawned_pool`); else None."""
+    when one waits (the pool stays there for `spawned_pool`); else None, the caller's
+    to do: also when a worker of that pool ended, which lets the pool go."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _warm
     with _lock:
         if _warm is None or _warm[2] != threading.get_ident():
             return None
-        return _warm[0].submit(function, *args)
+        pool = _warm[0]
+        try:
+            return pool.submit(function, *args)
+        except BrokenProcessPool:  # a worker ended (it could not start): none waits now
+            _warm = None
+    pool.shutdown(wait=False, cancel_futures=True)
+    return None
 
 
 def drop_warm_pool(pool: ProcessPoolExecutor | None = None) -> None:

@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +256,15 @@ def test_a_warm_pool_no_one_takes_is_let_go() -> None:
     assert processes._warm is not None
     processes.drop_warm_pool()
     assert processes._warm is None
+
+
+def test_a_warm_pool_whose_worker_ended_is_let_go_and_its_work_left_to_the_caller() -> None:
+    processes.warm_pool(1)
+    ended = processes.submit_warm(os._exit, 3)  # (a worker that could not start ends so)
+    assert ended is not None
+    assert isinstance(ended.exception(timeout=60), BrokenProcessPool)
+    assert processes.submit_warm(os.getpid) is None  # not raised: the caller does it
+    assert processes.warm_pool_waiting() == 0
 
 
 # Whitespace Python strips, in one to three bytes of UTF-8, and characters that are not.
