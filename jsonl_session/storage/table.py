@@ -55,6 +55,7 @@ class TableRecord(msgspec.Struct, array_like=True):
     ids: bytes = b""  # SEPARATOR + each id + SEPARATOR, in order
     parents: bytes = b""  # int32 little-endian per entry: a position, NO_PARENT or MISSING_PARENT
     missing: list[str] = []  # parent ids that no entry has
+    starts: list[int] = []  # where each block's first line starts (none: a record made before)
 
 
 def no_source(value: object) -> None:
@@ -165,6 +166,21 @@ class EntryTable:
         costs the same whatever the number of entries, not a search of them all."""
         self._lookups = max(self._lookups, _DICT_AFTER)
 
+    def packed_blocks(self) -> list[tuple[bytes, int]] | None:
+        """Each block as the record holds it (msgpack: views/slices.py's packed records)
+        with where its first line starts; None when the record did not keep them, or
+        once entries are in memory (a fresh table: nothing to spare decoding)."""
+        record = self.record
+        if self._flat is not None or len(record.starts) != len(record.blocks):
+            return None
+        return list(zip(record.blocks, record.starts, strict=True))
+
+    def block_previous_ids(self) -> list[str | None]:
+        """For each block, the id of the entry before its first (None for the first):
+        read from the ids of a clean record, none decoded."""
+        ids = self.record.ids.split(_SEPARATOR)[1:-1]
+        return [None, *(_text(ids[i - 1]) for i in range(BLOCK, self.record.count, BLOCK))]
+
     def orphans(self) -> list[int]:
         """The positions of the entries whose parent no entry has, in order."""
         if not self.missing:
@@ -252,6 +268,7 @@ def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None)
         ids=record.ids + _id_bytes([entry.id for entry in entries], lead=False),
         parents=record.parents + _positions_bytes(parents),
         missing=[*record.missing, *missing],
+        starts=[*record.starts[:full], *_starts([*tail, *entries])] if record.starts else [],
     )
 
 
@@ -271,7 +288,8 @@ def kept_record(table: EntryTable) -> TableRecord:
     Raises what msgpack raises for a value it cannot hold (a lone surrogate...)."""
     if table.record.blocks or not table.record.count:
         return table.record
-    return msgspec.structs.replace(table.record, blocks=_blocks(table.materialise()))
+    entries = table.materialise()
+    return msgspec.structs.replace(table.record, blocks=_blocks(entries), starts=_starts(entries))
 
 
 def fresh_columns(
@@ -317,6 +335,7 @@ def fresh_columns(
         count=count,
         block=BLOCK,
         blocks=_blocks(entries) if blocks else [],
+        starts=_starts(entries) if blocks else [],
         noted=_noted(entries),
         has_assistant=_any_assistant(entries),
         clean=clean,
@@ -349,6 +368,10 @@ def _parent_code(parent_id: str | None, known: dict[str, int], base: EntryTable 
 
 def _blocks(entries: Sequence[StoredEntry]) -> list[bytes]:
     return [_encoder.encode(entries[i : i + BLOCK]) for i in range(0, len(entries), BLOCK)]
+
+
+def _starts(entries: Sequence[StoredEntry]) -> list[int]:
+    return [entry.offset for entry in entries[::BLOCK]]
 
 
 def _noted(entries: Sequence[StoredEntry]) -> list[StoredEntry]:

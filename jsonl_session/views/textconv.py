@@ -33,6 +33,7 @@ from jsonl_session.views.slices import (
     warm_export,
 )
 from jsonl_session.views.spool import SpooledPiece
+from jsonl_session.views.table_slices import InFileOrder, table_slices
 from jsonl_session.views.textconv_lean import message_texts
 from jsonl_session.views.transcript import Part, dump_json, view_entry
 from jsonl_session.views.visible import Escape, escaped
@@ -160,6 +161,12 @@ def _chunks(
     if header:
         head.append(f"header {dump_json(header, indent=False)}")
     yield escaped("\n".join(head), escape)
+    spread = table_slices(loaded, str(loaded.path or path), item_block_after, escape, workers)
+    if spread is not None:  # (no entry built here)
+        for _, piece in rendered_pieces(*spread, Redactor(enabled=False), utf8=True):
+            yield piece
+        yield "\n"
+        return
     problems: dict[int, str] = {p.line: p.kind for p in loaded.problems if p.line is not None}
     damaged = [(b.line, b.raw) for b in loaded.bad_lines]
     if loaded.torn_tail is not None:
@@ -227,6 +234,21 @@ def _slices(
         return Slice(item_block, path, False, records, context=context, escape=escape)
 
     return LazySlices(len(cuts), make)
+
+
+def item_block_after(
+    item: StoredEntry | bytes,
+    data: dict[str, Any] | None,
+    _said: Any,
+    order: InFileOrder,
+    _redactor: Any,
+) -> str | list[str]:
+    """`item_block` of an entry of a slice of a clean table's entries (no damaged
+    line, no id twice: views/table_slices.py), in file order."""
+    assert isinstance(item, StoredEntry)
+    before = (order.previous, False)
+    order.previous = item.id
+    return item_block(item, data, before, None, None)
 
 
 def item_block(
