@@ -178,8 +178,9 @@ class EntryTable:
     def block_previous_ids(self) -> list[str | None]:
         """For each block, the id of the entry before its first (None for the first):
         read from the ids of a clean record, none decoded."""
-        ids = self.record.ids.split(_SEPARATOR)[1:-1]
-        return [None, *(_text(ids[i - 1]) for i in range(BLOCK, self.record.count, BLOCK))]
+        record = self.record  # (its own block size: a record made with another stays read)
+        ids = record.ids.split(_SEPARATOR)[1:-1]
+        return [None, *(_text(ids[i - 1]) for i in range(record.block, record.count, record.block))]
 
     def orphans(self) -> list[int]:
         """The positions of the entries whose parent no entry has, in order."""

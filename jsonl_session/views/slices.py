@@ -173,12 +173,12 @@ def packed_records(items: Sequence[StoredEntry | bytes]) -> Records:
     packed into one msgpack string, which costs this process a third of making and
     pickling a record for each; one item alone (it may be a line rendered here:
     `_here` reads its length), or an entry msgpack cannot hold (an integer beyond
-    64 bits), as records one by one."""
+    64 bits, a lone surrogate in a text), as records one by one."""
     if len(items) > 1:
         try:
             return _packer.encode(items)
-        except (OverflowError, NotImplementedError, TypeError):
-            pass
+        except (msgspec.EncodeError, OverflowError, NotImplementedError, TypeError, ValueError):
+            pass  # (UnicodeEncodeError is a ValueError)
     return [item if isinstance(item, bytes) else record(item) for item in items]
 
 

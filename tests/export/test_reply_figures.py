@@ -13,13 +13,13 @@ import msgspec
 import pytest
 
 from jsonl_session import Session
+from jsonl_session.errors import SessionFormatError
 from jsonl_session.export.replies import (
     TOKEN_KEYS,
     ReplyFigures,
     figures_in_worker,
     reply_figures,
 )
-from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import finite_number
 from jsonl_session.storage.columns import entry_columns

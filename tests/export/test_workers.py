@@ -676,3 +676,23 @@ def test_an_entry_msgpack_cannot_hold_goes_as_a_record_and_renders_alike(
         assert _export(path, fmt, 2) == _export(path, fmt, 1), fmt
     alone = "".join(textconv_chunks(path, cache=False))
     assert "".join(textconv_chunks(path, cache=False, workers=2)) == alone
+
+
+def test_an_entry_whose_id_holds_a_lone_surrogate_goes_as_a_record_and_renders_alike(
+    tmp_path: Path, spread_small: None
+) -> None:
+    # msgpack refuses a lone surrogate (its UTF-8 is not valid): a record holds it
+    path = generate(tmp_path / "gen.jsonl", 60, 2)
+    lines = path.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"role":"user"' in line)
+    entry_id = re.search(r'"id":"([0-9a-f]+)"', lines[at])
+    assert entry_id is not None
+    lines = [line.replace(entry_id[1], entry_id[1] + "\\ud800") for line in lines]
+    path.write_text("\n".join(lines) + "\n")
+    session = Session.open(path, cache=False)
+    odd = next(e for e in session.entries if e.id.endswith("\ud800"))
+    assert isinstance(slices.packed_records([odd, odd]), list)
+    for fmt in ("markdown", "json", "html"):
+        assert _export(path, fmt, 2) == _export(path, fmt, 1), fmt
+    alone = "".join(textconv_chunks(path, cache=False))
+    assert "".join(textconv_chunks(path, cache=False, workers=2)) == alone

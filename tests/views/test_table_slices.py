@@ -110,3 +110,16 @@ def test_a_record_keeps_where_each_block_starts_and_an_older_one_is_read_without
     older = msgspec.msgpack.encode(msgspec.structs.astuple(record)[:-1])
     again = msgspec.msgpack.decode(older, type=table.TableRecord)
     assert again.starts == [] and again.blocks == record.blocks
+
+
+def test_a_record_made_with_another_block_size_gives_the_same_transcript(
+    tmp_path: Path, small_blocks: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # made with blocks of 64 entries, read where a block is 1,024: its own size counts
+    path = recorded(generate(tmp_path / "gen.jsonl", 700))
+    monkeypatch.setattr(table, "BLOCK", 1024)
+    alone = "".join(textconv_chunks(path, cache=False))
+    small_blocks.clear()
+    assert "".join(textconv_chunks(path, workers=2)) == alone
+    (made,) = small_blocks
+    assert made is not None and len(made[0]) == 11
