@@ -659,23 +659,32 @@ def test_a_slice_s_entries_are_packed_and_unpacked_as_they_were(branched: Path) 
     assert slices._unpacked(slices.packed_records(items[:1])) == unpacked[:1]
 
 
+def _first_user_line(path: Path) -> tuple[list[str], int]:
+    """The lines of ``path`` and where the first user message is."""
+    lines = path.read_text().splitlines()
+    return lines, next(i for i, line in enumerate(lines) if '"role":"user"' in line)
+
+
+def _renders_alike_with_workers(path: Path) -> None:
+    for fmt in ("markdown", "json", "html"):
+        assert _export(path, fmt, 2) == _export(path, fmt, 1), fmt
+    alone = "".join(textconv_chunks(path, cache=False))
+    assert "".join(textconv_chunks(path, cache=False, workers=2)) == alone
+
+
 def test_an_entry_msgpack_cannot_hold_goes_as_a_record_and_renders_alike(
     tmp_path: Path, spread_small: None
 ) -> None:
     # a message's own timestamp beyond 64 bits: msgpack refuses it, a record holds it
     path = generate(tmp_path / "gen.jsonl", 60, 2)
-    lines = path.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if '"role":"user"' in line)
+    lines, at = _first_user_line(path)
     lines[at] = re.sub(r'"timestamp":\d+', f'"timestamp":{2**70}', lines[at], count=1)
     path.write_text("\n".join(lines) + "\n")
     session = Session.open(path, cache=False)
     wide = next(e for e in session.entries if e.message_timestamp == 2**70)
     packed = slices.packed_records([wide, wide])
     assert isinstance(packed, list) and len(packed) == 2
-    for fmt in ("markdown", "json", "html"):
-        assert _export(path, fmt, 2) == _export(path, fmt, 1), fmt
-    alone = "".join(textconv_chunks(path, cache=False))
-    assert "".join(textconv_chunks(path, cache=False, workers=2)) == alone
+    _renders_alike_with_workers(path)
 
 
 def test_an_entry_whose_id_holds_a_lone_surrogate_goes_as_a_record_and_renders_alike(
@@ -683,8 +692,7 @@ def test_an_entry_whose_id_holds_a_lone_surrogate_goes_as_a_record_and_renders_a
 ) -> None:
     # msgpack refuses a lone surrogate (its UTF-8 is not valid): a record holds it
     path = generate(tmp_path / "gen.jsonl", 60, 2)
-    lines = path.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if '"role":"user"' in line)
+    lines, at = _first_user_line(path)
     entry_id = re.search(r'"id":"([0-9a-f]+)"', lines[at])
     assert entry_id is not None
     lines = [line.replace(entry_id[1], entry_id[1] + "\\ud800") for line in lines]
@@ -692,7 +700,4 @@ def test_an_entry_whose_id_holds_a_lone_surrogate_goes_as_a_record_and_renders_a
     session = Session.open(path, cache=False)
     odd = next(e for e in session.entries if e.id.endswith("\ud800"))
     assert isinstance(slices.packed_records([odd, odd]), list)
-    for fmt in ("markdown", "json", "html"):
-        assert _export(path, fmt, 2) == _export(path, fmt, 1), fmt
-    alone = "".join(textconv_chunks(path, cache=False))
-    assert "".join(textconv_chunks(path, cache=False, workers=2)) == alone
+    _renders_alike_with_workers(path)
