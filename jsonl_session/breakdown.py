@@ -113,28 +113,34 @@ def body_entries(entries: Sequence[StoredEntry]) -> list[StoredEntry]:
     return [entry for entry in entries if entry.type in _BODY_TYPES]
 
 
-def breakdown(
-    entries: Sequence[StoredEntry],
-    path: Sequence[StoredEntry],
-    model: Breakdown,
-    stored: Stored,
-) -> Breakdown:
-    """Tokens stored in ``entries`` and on the active ``path``, given ``stored``:
-    `measure_stored` of their body entries (measured on every core by
-    breakdown_spread.py, or read back by breakdown_cache.py), added to ``model``:
-    `model_figures` of the context the path builds (filled in and returned)."""
+def is_body(entry: StoredEntry) -> bool:
+    """Whether `body_entries` holds ``entry``."""
+    return entry.type in _BODY_TYPES
+
+
+def on_path(entries: Sequence[StoredEntry], path: Sequence[StoredEntry]) -> bytes:
+    """For each of `body_entries` of ``entries`` (the order of `Stored.tokens`), 1 if
+    ``path`` (a path through ``entries``: the same objects) holds it, else 0."""
+    # by the entries' identities, looked up in C: a path may hold every entry
+    held = set(map(id, path))
+    return bytes(map(held.__contains__, map(id, body_entries(entries))))
+
+
+def breakdown(count: int, path_bodies: bytes, model: Breakdown, stored: Stored) -> Breakdown:
+    """Tokens stored in a session's ``count`` entries and on its active path, given
+    ``stored``: `measure_stored` of their body entries (measured on every core by
+    breakdown_spread.py, or read back by breakdown_cache.py), and ``path_bodies``:
+    `on_path` of its path; added to ``model``: `model_figures` of the context the path
+    builds (filled in and returned)."""
     out = model
-    bodies = body_entries(entries)
-    out.entries = len(entries)
+    out.entries = count
     out.stored_tokens = stored.stored_tokens
     out.by_entry_type = Counter(stored.by_entry_type)
     out.by_role = Counter(stored.by_role)
     out.by_tool = Counter(stored.by_tool)
     out.largest = list(stored.largest)
     out.recorded = stored.recorded
-    # by the entries' identities, looked up in C: a path may hold every entry
-    by_entry = dict(zip(map(id, bodies), stored.tokens, strict=True))
-    out.path_tokens = sum(map(by_entry.get, map(id, path), itertools.repeat(0)))
+    out.path_tokens = sum(itertools.compress(stored.tokens, path_bodies))
     return out
 
 

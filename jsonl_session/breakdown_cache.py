@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import msgspec
 
 from jsonl_session.breakdown import Largest, Stored, body_entries
-from jsonl_session.breakdown_spread import measure_spread
+from jsonl_session.breakdown_spread import HeadStart, head_start, measure_spread, warm_spread
 from jsonl_session.format.entry import StoredEntry
+from jsonl_session.processes import drop_warm_pool, warm_pool_waiting
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, RecordCache, cache_root
 from jsonl_session.storage.stamps import stamp
 from jsonl_session.usage import RecordedUsage, UsageTotal
@@ -62,6 +63,42 @@ class _Record(msgspec.Struct, array_like=True):
     tokens: list[int]
 
 
+def head_start_unless_kept(
+    session_path: Path,
+    cache: CacheOption,
+    from_the_end: Iterable[StoredEntry],
+    largest: int,
+    workers: int | None,
+) -> HeadStart | None:
+    """breakdown_spread.py's `head_start` for the session file at ``session_path``,
+    whose entries ``from_the_end`` gives from the last back, to ``workers`` (None: a
+    process per core), started now if none waits (`warm_spread`); None when its
+    figures are kept for the file as it is now (nothing is measured then), or it is
+    too short to spread. The caller lets it go (`HeadStart.release`)."""
+    root = cache_root(cache)
+    if root is not None:
+        try:
+            fd = os.open(session_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except OSError:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            records = RecordCache(root, "stats", _Record, version=_VERSION)
+            found = records.load(session_path, fd, unchanged_only=True)
+            if size >= SMALLEST_BYTES and found is not None and found[0].covered == size:
+                return None
+        finally:
+            os.close(fd)
+    started = None if warm_pool_waiting() else warm_spread(session_path, workers)
+    head = head_start(from_the_end, largest)
+    if head is None:
+        if started is not None:
+            drop_warm_pool(started)
+        return None
+    head.started = started
+    return head
+
+
 def stored_figures(
     session_path: Path,
     cache: CacheOption,
@@ -69,34 +106,37 @@ def stored_figures(
     largest: int,
     workers: int | None = 1,
     meanwhile: Callable[[], object] | None = None,
+    head: HeadStart | None = None,
 ) -> Stored:
     """`measure_stored` of the body entries of ``entries``, which were read from the
     file at ``session_path``: from its record in ``cache`` when one stands for them,
     else measured, by ``workers`` processes when the session is long (see
     breakdown_spread.py; the record written when the file is as it was read).
     ``meanwhile``: the caller's other work, called once (while workers measure, if
-    they do: `measure_spread`)."""
+    they do: `measure_spread`); ``head``: `head_start_unless_kept`'s."""
     bodies = body_entries(entries)
     root = cache_root(cache)
     if root is None:
-        return measure_spread(bodies, largest, workers, meanwhile)
+        return measure_spread(bodies, largest, workers, meanwhile, head)
     try:
         fd = os.open(session_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError:
-        return measure_spread(bodies, largest, workers, meanwhile)
+        return measure_spread(bodies, largest, workers, meanwhile, head)
     try:
         records = RecordCache(root, "stats", _Record, version=_VERSION)
         before = os.fstat(fd)  # before measuring: a change made since shows as one
         if before.st_size < SMALLEST_BYTES:
-            return measure_spread(bodies, largest, workers, meanwhile)
+            return measure_spread(bodies, largest, workers, meanwhile, head)
         found = records.load(session_path, fd, unchanged_only=True)
         if found is not None:
             mark, record = found
             if mark.covered == before.st_size and _stands_for(record, bodies, largest):
+                if head is not None:
+                    head.drop()
                 if meanwhile is not None:
                     meanwhile()
                 return _from_record(record)
-        measured = measure_spread(bodies, largest, workers, meanwhile)
+        measured = measure_spread(bodies, largest, workers, meanwhile, head)
         if _read_whole(entries, before.st_size):
             record = _to_record(measured, bodies, largest)
             try:

@@ -3,8 +3,9 @@ hundreds of MB decodes every message line, which one process does at about 250 M
 
 Owns when a session is long enough to spread (`SPREAD_BYTES` of lines), how its body
 entries are shared (chunks of `CHUNK_BYTES`: the calling process measures them from
-the first on, spawned workers from the last back, until the two ends meet), what a
-worker gets (`Part`: the few columns of its entries that measuring reads, never the
+the first on, spawned workers from the last back, until the two ends meet; the last
+chunks may be handed out before the session's entries are all built, `head_start`),
+what a worker gets (`Part`: the few columns of its entries that measuring reads, never the
 session; storage/columns.py) and does (`measure_in_worker`: it reads its entries'
 lines from the file by offset), and how the parts' figures join: counts added in
 order, the largest entries merged, and the usage tallies merged so that costs are
@@ -15,14 +16,21 @@ and line_sizes.py's; the pool is processes.py's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jsonl_session.breakdown import Stored, measure_part, measure_stored
+from jsonl_session.breakdown import Stored, is_body, measure_part, measure_stored
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.processes import spawned_pool, wanted_workers, warm_pool
+from jsonl_session.processes import (
+    drop_warm_pool,
+    spawned_pool,
+    submit_warm,
+    wanted_workers,
+    warm_pool,
+    warm_pool_waiting,
+)
 from jsonl_session.storage.columns import EntryColumns, entry_columns
 from jsonl_session.storage.header import pi_file_size
 from jsonl_session.usage import UsageTally
@@ -45,6 +53,77 @@ class Part:
 
     columns: EntryColumns
     largest: int
+
+
+@dataclass(slots=True)
+class HeadStart:
+    """The last body entries of a session (``tail``, in file order), already handed to
+    the waiting workers in chunks (``cuts``, ranges of ``tail``) whose figures
+    ``futures`` will give: see `head_start`."""
+
+    tail: list[StoredEntry]
+    cuts: list[tuple[int, int]] = field(default_factory=list)
+    futures: list[Future[tuple[Stored, UsageTally]]] = field(default_factory=list)
+    started: ProcessPoolExecutor | None = None  # the pool started for it, if it was
+
+    def drop(self) -> None:
+        """Not used: the figures are had otherwise."""
+        for future in self.futures:
+            future.cancel()
+        self.release()
+
+    def release(self) -> None:
+        """Let go of the pool started for it, unless `measure_spread` took it."""
+        if self.started is not None:
+            drop_warm_pool(self.started)
+            self.started = None
+
+
+def head_start(from_the_end: Iterable[StoredEntry], largest: int) -> HeadStart | None:
+    """Hand the last chunks of a session's body entries to the workers `warm_spread`
+    started, one each and one queued, taking its entries from the last back
+    (``from_the_end``: an index-cache table builds only the blocks asked for). The
+    workers then measure while this process builds every entry, which takes it a
+    tenth of a second or more on a session long enough to spread. None when no
+    worker waits, or the session is too short to keep any entry for this process."""
+    workers = warm_pool_waiting()
+    if workers < 1:
+        return None
+    tail: list[StoredEntry] = []
+    sizes: list[int] = []  # each chunk's entries, from the last back
+    seen = 0
+    for entry in from_the_end:
+        if len(sizes) == workers + 1:
+            break  # (an entry is left for this process)
+        if is_body(entry):
+            tail.append(entry)
+            seen += entry.length
+            if seen >= CHUNK_BYTES:
+                sizes.append(len(tail) - sum(sizes))
+                seen = 0
+    else:
+        return None
+    tail.reverse()
+    path = _one_file(tail)
+    if path is None:
+        return None
+    head = HeadStart(tail)
+    stop = len(tail)
+    for size in sizes:  # the last chunk first, as `measure_spread` hands them out
+        cut = (stop - size, stop)
+        future = submit_warm(
+            measure_in_worker, Part(entry_columns(path, tail[slice(*cut)]), largest)
+        )
+        if future is None:
+            break
+        head.cuts.append(cut)
+        head.futures.append(future)
+        stop -= size
+    if not head.futures:
+        return None
+    del tail[:stop]  # (entries no chunk holds are measured with the rest)
+    head.cuts = [(start - stop, end - stop) for start, end in head.cuts]
+    return head
 
 
 def spread_workers(workers: int | None, size: int) -> int:
@@ -71,21 +150,34 @@ def measure_spread(
     largest: int = 10,
     workers: int | None = 1,
     meanwhile: Callable[[], object] | None = None,
+    head: HeadStart | None = None,
 ) -> Stored:
     """`measure_stored` of ``bodies``, by ``workers`` processes (see `spread_workers`)
     when they are long enough and their lines are read from one file. ``meanwhile``:
     the caller's other work, called once: while the workers measure, when they do
-    (the workers are otherwise idle while this process works alone), else after."""
+    (the workers are otherwise idle while this process works alone), else after.
+    ``head``: the last of ``bodies`` already handed out (`head_start`); its figures
+    are used when it holds the very last of them and the session is spread."""
     if workers == 1:  # (the library's default: no sum of the sizes)
-        return _then(measure_stored(bodies, largest), meanwhile)
+        return _alone(bodies, largest, meanwhile, head)
     size = sum(entry.length for entry in bodies)
     count = spread_workers(workers, size)
     path = _one_file(bodies)
     if count == 1 or path is None:
-        return _then(measure_stored(bodies, largest), meanwhile)
-    chunks = _chunks(bodies, size)
-    if len(chunks) == 1:  # (one entry holds nearly all the bytes)
-        return _then(measure_stored(bodies, largest), meanwhile)
+        return _alone(bodies, largest, meanwhile, head)
+    handed: dict[int, Future[tuple[Stored, UsageTally]]] = {}
+    if head is not None and _ends(head, bodies):
+        kept = len(bodies) - len(head.tail)
+        chunks = _chunks(bodies[:kept])
+        for (start, stop), future in reversed(list(zip(head.cuts, head.futures, strict=True))):
+            handed[len(chunks)] = future
+            chunks.append((kept + start, kept + stop))
+    else:
+        if head is not None:
+            head.drop()
+        chunks = _chunks(bodies)
+        if len(chunks) == 1:  # (one entry holds nearly all the bytes)
+            return _then(measure_stored(bodies, largest), meanwhile)
     from concurrent.futures.process import BrokenProcessPool
 
     pool = spawned_pool(count - 1)
@@ -94,8 +186,7 @@ def measure_spread(
         # last back, each handed one when it is free (and one queued), until the
         # two ends meet: however long the workers take to start or the others
         # ask of this process, all finish within about a chunk of each other.
-        handed: dict[int, Future[tuple[Stored, UsageTally]]] = {}
-        low, high = 0, len(chunks)
+        low, high = 0, len(chunks) - len(handed)
 
         broken = False
 
@@ -145,6 +236,25 @@ def measure_spread(
     return out
 
 
+def _alone(
+    bodies: Sequence[StoredEntry],
+    largest: int,
+    meanwhile: Callable[[], object] | None,
+    head: HeadStart | None,
+) -> Stored:
+    """`measure_stored` in this process (a head start's figures are not used)."""
+    if head is not None:
+        head.drop()
+    return _then(measure_stored(bodies, largest), meanwhile)
+
+
+def _ends(head: HeadStart, bodies: Sequence[StoredEntry]) -> bool:
+    """Whether ``head`` holds the last of ``bodies`` (the same entries: both were
+    taken from one index, whose entries are built once)."""
+    tail = head.tail
+    return 0 < len(tail) <= len(bodies) and bodies[-len(tail)] is tail[0] and bodies[-1] is tail[-1]
+
+
 def _then(stored: Stored, meanwhile: Callable[[], object] | None) -> Stored:
     if meanwhile is not None:
         meanwhile()
@@ -171,7 +281,7 @@ def _one_file(bodies: Sequence[StoredEntry]) -> str | None:
     return str(path) if path is not None else None
 
 
-def _chunks(bodies: Sequence[StoredEntry], size: int) -> list[tuple[int, int]]:
+def _chunks(bodies: Sequence[StoredEntry]) -> list[tuple[int, int]]:
     """``bodies`` cut into contiguous ranges of about `CHUNK_BYTES` of lines (a
     longer entry alone in its range)."""
     cuts: list[tuple[int, int]] = []

@@ -11,7 +11,7 @@ EntryTable) stands in for its entries until every one is needed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Protocol
@@ -112,6 +112,15 @@ class TreeIndex:
         if self._table is None:
             return self._order
         return [*self._table.materialise(), *self._order]
+
+    def from_the_end(self) -> Iterator[StoredEntry]:
+        """`in_file_order` from the last entry back, building only those asked for (a
+        table's block by block; `in_file_order` later gives the same objects)."""
+        yield from reversed(self._order)
+        table = self._table
+        if table is not None:
+            for position in range(len(table) - 1, -1, -1):
+                yield table[position]
 
     @property
     def count(self) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,13 @@ from jsonl_session import (
     breakdown_spread,
 )
 from jsonl_session import breakdown as breakdown_module
+from jsonl_session.breakdown import Stored
+from jsonl_session.breakdown_spread import HeadStart
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.line_sizes import DICT_WAY
-from jsonl_session.session import facade
+from jsonl_session.session import figures as steps
 from jsonl_session.storage import loader, reading
+from jsonl_session.storage.table import EntryTable
 from jsonl_session.tokens import js_length
 from jsonl_session.usage import USAGE_KEYS, RecordedUsage, UsageTally
 
@@ -314,6 +318,56 @@ class TestSpreadOverProcesses:
         assert figures(session, workers=2) == figures(session, workers=1)
         assert pools == []  # (a file small enough to be read whole)
 
+    def test_the_last_parts_go_to_the_workers_before_the_entries_are_built(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pools: list[int]
+    ) -> None:
+        path = generate(tmp_path / "gen.jsonl", entries=900)
+        expected = figures(Session.open(path, cache=False))
+        Session.open(path)  # its index record: the next open builds no entry
+        session = Session.open(path)
+        events: list[str] = []
+        here: list[int] = []  # the entries this process measures
+        submit, build = breakdown_spread.submit_warm, EntryTable.materialise
+        monkeypatch.setattr(
+            breakdown_spread, "submit_warm", lambda *a: (events.append("handed"), submit(*a))[1]
+        )
+        monkeypatch.setattr(
+            EntryTable, "materialise", lambda table: (events.append("built"), build(table))[1]
+        )
+        part = breakdown_spread.measure_part
+        monkeypatch.setattr(
+            breakdown_spread, "measure_part", lambda b, *a: (here.append(len(b)), part(b, *a))[1]
+        )
+        assert figures(session, workers=2) == expected
+        assert events[:3] == ["handed", "handed", "built"] and pools == [1]
+        # what the workers were handed first is not measured here again
+        assert 0 < sum(here) < len(breakdown_module.body_entries(session.entries)) - 2
+
+    def test_no_worker_is_started_for_figures_the_cache_keeps(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pools: list[int]
+    ) -> None:
+        path = generate(tmp_path / "gen.jsonl", entries=900)
+        kept = figures(Session.open(path), workers=1)  # measured, and kept
+
+        def no_pool(*args: Any) -> Any:
+            raise AssertionError("a worker was started")
+
+        monkeypatch.setattr(breakdown_spread, "warm_pool", no_pool)
+        assert figures(Session.open(path), workers=2) == kept
+        assert pools == []
+
+    def test_a_head_start_that_is_not_the_last_entries_is_not_used(
+        self, tmp_path: Path, pools: list[int]
+    ) -> None:
+        session = Session.open(generate(tmp_path / "gen.jsonl", entries=900), cache=False)
+        bodies = breakdown_module.body_entries(session.entries)
+        wrong: Future[tuple[Stored, UsageTally]] = Future()
+        wrong.set_result((Stored(stored_tokens=10**9, tokens=[0] * 4), UsageTally(keep_costs=True)))
+        stale = HeadStart(bodies[-5:-1], [(0, 4)], [wrong])  # (one short of the end)
+        spread = breakdown_spread.measure_spread(bodies, 10, 2, head=stale)
+        assert spread == breakdown_module.measure_stored(bodies, 10)
+        assert pools == [1]
+
     def test_the_cache_record_written_after_measuring_in_parts_is_the_same(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pools: list[int]
     ) -> None:
@@ -596,9 +650,9 @@ def test_in_one_process_the_context_is_projected_after_the_stored_figures_are_me
     session = Session.open(path, cache=cache)
     calls: list[str] = []
     for name in ("project_path", "measure_spread", "stored_figures"):
-        real = getattr(facade, name)
+        real = getattr(steps, name)
         monkeypatch.setattr(
-            facade, name, lambda *a, _n=name, _r=real, **k: (calls.append(_n), _r(*a, **k))[1]
+            steps, name, lambda *a, _n=name, _r=real, **k: (calls.append(_n), _r(*a, **k))[1]
         )
     expected = Session.open(path, cache=False).token_breakdown()
     calls.clear()
@@ -627,9 +681,13 @@ def test_with_workers_the_context_is_projected_while_they_measure(
         return pool
 
     monkeypatch.setattr(breakdown_spread, "spawned_pool", pool_noting_parts)
+    # (the last parts go to the workers before every entry is built: `head_start`)
+    monkeypatch.setattr(
+        breakdown_spread, "submit_warm", noting("handed out", breakdown_spread.submit_warm)
+    )
     real_part = breakdown_spread.measure_part
     monkeypatch.setattr(breakdown_spread, "measure_part", noting("measured here", real_part))
-    monkeypatch.setattr(facade, "project_path", noting("projected", facade.project_path))
+    monkeypatch.setattr(steps, "project_path", noting("projected", steps.project_path))
     assert figures(session, workers=2) == expected
     assert pools == [1] and events.count("projected") == 1
     projected = events.index("projected")

@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from jsonl_session.breakdown import Breakdown, body_entries, breakdown, model_figures
-from jsonl_session.breakdown_cache import stored_figures
-from jsonl_session.breakdown_spread import measure_spread
+from jsonl_session.breakdown import Breakdown
 from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
 from jsonl_session.errors import (
     SessionTreeError,
@@ -42,6 +40,7 @@ from jsonl_session.format.walk import as_text
 from jsonl_session.messages import current_system_message, current_tools, system_message_text
 from jsonl_session.session.appender import Appender, redactor_option
 from jsonl_session.session.appends import EntryAppends
+from jsonl_session.session.figures import session_breakdown
 from jsonl_session.session.state import SessionState
 from jsonl_session.storage import paths, store
 from jsonl_session.storage.cache import CacheOption
@@ -302,24 +301,9 @@ class Session(EntryAppends):
         to measure a long session with (None: one per core; breakdown_spread.py); the
         figures are the same. Spawned workers import ``__main__`` again: a script
         asking for them keeps its work under ``if __name__ == "__main__":``."""
-        target = self._state.leaf if leaf_id is None else leaf_id
-        entries = self._state.index.in_file_order()
-        path = self.branch_path(target) if target else []  # (a leaf not there: said now)
-        along: list[Breakdown] = []
-
-        def model_side() -> None:
-            # the projection is of that same path: walked once (`projection` walks it
-            # again). Made while workers measure, if they do, else after: a huge body
-            # is then decoded for one at a time
-            use_path = bool(target) and target != EMPTY_LEAF
-            projection = project_path(path) if use_path else self.projection(leaf_id)
-            along.append(model_figures(path, projection))
-
-        if len(entries) == self._opened_with:  # as read from its file: its cached figures
-            stored = stored_figures(self.path, self._cache, entries, largest, workers, model_side)
-        else:
-            stored = measure_spread(body_entries(entries), largest, workers, model_side)
-        return breakdown(entries, path, along[0], stored)
+        index = self._state.index
+        opened = index.count == self._opened_with  # as read from its file
+        return session_breakdown(self, index, opened, self._cache, leaf_id, largest, workers)
 
     # --- moving the leaf -------------------------------------------------------
 
