@@ -4,7 +4,8 @@ hundreds of MB decodes every message line, which one process does at about 250 M
 Owns when a session is long enough to spread (`SPREAD_BYTES` of lines), how its body
 entries are shared (chunks of `CHUNK_BYTES`: the calling process measures them from
 the first on, spawned workers from the last back, until the two ends meet; the last
-chunks may be handed out before the session's entries are all built, `head_start`),
+chunks may be handed out before the session's entries are all built, `head_start`,
+and a chunk handed out that no worker started is taken back),
 what a worker gets (`Part`: the few columns of its entries that measuring reads, never the
 session; storage/columns.py) and does (`measure_in_worker`: it reads its entries'
 lines from the file by offset), and how the parts' figures join: counts added in
@@ -81,7 +82,7 @@ class HeadStart:
 
 def head_start(from_the_end: Iterable[StoredEntry], largest: int) -> HeadStart | None:
     """Hand the last chunks of a session's body entries to the workers `warm_spread`
-    started, one each and one queued, taking its entries from the last back
+    started, taking its entries from the last back
     (``from_the_end``: an index-cache table builds only the blocks asked for). The
     workers then measure while this process builds every entry, which takes it a
     tenth of a second or more on a session long enough to spread. None when no
@@ -89,11 +90,14 @@ def head_start(from_the_end: Iterable[StoredEntry], largest: int) -> HeadStart |
     workers = warm_pool_waiting()
     if workers < 1:
         return None
+    # two chunks for each process, about the time this process takes to build every
+    # entry of a long session (those no worker started are taken back at the end)
+    wanted = 2 * (workers + 1)
     tail: list[StoredEntry] = []
     sizes: list[int] = []  # each chunk's entries, from the last back
     seen = 0
     for entry in from_the_end:
-        if len(sizes) == workers + 1:
+        if len(sizes) == wanted:
             break  # (an entry is left for this process)
         if is_body(entry):
             tail.append(entry)
@@ -220,6 +224,8 @@ def measure_spread(
             hand_out()
         for index in range(high, len(chunks)):  # in order
             try:
+                if handed[index].cancel():  # (no worker took it yet: measured here)
+                    raise _Unstarted
                 later, later_tally = handed[index].result()
             except Exception:
                 # measured again here, which raises the error whole: a worker's may not
@@ -234,6 +240,10 @@ def measure_spread(
         pool.shutdown(wait=True, cancel_futures=True)
     out.recorded = tally.recorded()
     return out
+
+
+class _Unstarted(Exception):
+    """A chunk handed out that no worker started: this process measures it."""
 
 
 def _alone(
@@ -264,7 +274,9 @@ def _then(stored: Stored, meanwhile: Callable[[], object] | None) -> Stored:
 def measure_in_worker(part: Part) -> tuple[Stored, UsageTally]:
     """A worker's work: the figures of ``part``'s entries, and its usage tally."""
     tally = UsageTally(keep_costs=True)
-    return measure_part(part.columns.entries(), part.largest, tally), tally
+    stored = measure_part(part.columns.entries(), part.largest, tally)
+    tally.fold()  # (its sums cross to the caller, not a row per record)
+    return stored, tally
 
 
 def _one_file(bodies: Sequence[StoredEntry]) -> str | None:

@@ -6,6 +6,9 @@ figures faster for a pass over a whole session (breakdown.py's).
 
 from __future__ import annotations
 
+import functools
+import itertools
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,7 +139,11 @@ class UsageTally:
         self._cost = 0.0
         self._model_costs: dict[str, float] = {}
         self._kind_costs: dict[str, float] = {}
-        self._cost_log: list[tuple[str, str, float]] | None = [] if keep_costs else None
+        # each record's model, kind and cost, in order (kept: as columns, which a
+        # worker's tally crosses to its caller in and `merge` adds up in C)
+        self._cost_log: tuple[list[str], list[str], list[float]] | None = (
+            ([], [], []) if keep_costs else None
+        )
 
     def add(self, usage: Any, model: str, kind: str) -> None:
         """RecordedUsage.add's record (nothing unless ``usage`` is an object)."""
@@ -173,8 +180,11 @@ class UsageTally:
         self._cost += cost
         self._model_costs[model] += cost
         self._kind_costs[kind] += cost
-        if self._cost_log is not None:
-            self._cost_log.append((model, kind, cost))
+        log = self._cost_log
+        if log is not None:
+            log[0].append(model)
+            log[1].append(kind)
+            log[2].append(cost)
         return group
 
     def merge(self, later: UsageTally) -> None:
@@ -195,12 +205,25 @@ class UsageTally:
                 ordinal = group.first[name] + offset
                 mine.first[name] = min(ordinal, mine.first.get(name, ordinal))
         self._records += later._records
-        for model, kind, cost in later._cost_log:
-            self._cost += cost
-            self._model_costs[model] = self._model_costs.get(model, 0.0) + cost
-            self._kind_costs[kind] = self._kind_costs.get(kind, 0.0) + cost
-        if self._cost_log is not None:
-            self._cost_log.extend(later._cost_log)
+        models, kinds, costs = later._cost_log
+        # each sum goes on from where it is, adding the later costs one by one in
+        # their order (a float sum depends on it); reduce does it in C
+        self._cost = functools.reduce(operator.add, costs, self._cost)
+        for sums, column in ((self._model_costs, models), (self._kind_costs, kinds)):
+            for name in dict.fromkeys(column):  # (in the order they first came)
+                picked = itertools.compress(costs, map(name.__eq__, column))
+                sums[name] = functools.reduce(operator.add, picked, sums.get(name, 0.0))
+        log = self._cost_log
+        if log is not None:
+            log[0].extend(models)
+            log[1].extend(kinds)
+            log[2].extend(costs)
+
+    def fold(self) -> None:
+        """Sum the records waiting in each group now (a worker's tally, before it
+        crosses to its caller: the sums cross, not a row per record)."""
+        for group in self._groups.values():
+            group.fold_rows()
 
     def recorded(self) -> RecordedUsage:
         """The RecordedUsage the records added so far make."""

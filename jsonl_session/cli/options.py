@@ -337,11 +337,34 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except JsonlSessionError as exc:
             raise fail(str(exc)) from None
+        except BrokenPipeError as exc:
+            if exc.filename is not None:  # (a file's pipe, not the reader of stdout)
+                raise fail(f"{exc.filename}: {exc.strerror or exc}") from None
+            raise reader_gone() from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise fail(f"{where}{exc.strerror or exc}") from None
 
     return wrapper
+
+
+READER_GONE_EXIT_CODE = 141
+"""The reader of stdout went (`textconv FILE | head`): the code a program that
+SIGPIPE ends exits with, as the shell reports it."""
+
+
+def reader_gone() -> typer.Exit:
+    """Stop quietly: what is left to print has no reader. Stdout is pointed at the
+    null device first, so that its flush at exit meets no broken pipe either."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # (no stdout with a file descriptor: nothing to flush)
+        pass
+    return typer.Exit(READER_GONE_EXIT_CODE)
 
 
 def existing_file(path: Path) -> Path:

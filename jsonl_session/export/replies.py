@@ -14,6 +14,8 @@ figures is plan.py's.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,10 +50,10 @@ class ReplyFigures:
         self.calls += later.calls
         for key, count in later.tokens.items():
             self.tokens[key] += count
-        for cost in later.costs:
-            self.cost += cost
-            if self.costs is not None:
-                self.costs.append(cost)
+        # one by one in their order (a float sum depends on it), in C
+        self.cost = functools.reduce(operator.add, later.costs, self.cost)
+        if self.costs is not None:
+            self.costs.extend(later.costs)
 
 
 class _Block(msgspec.Struct, gc=False):

@@ -19,6 +19,7 @@ import pytest
 from builders import assistant_message as assistant
 from builders import user_message as user
 from helpers_cli import invoke, runner
+from helpers_large import generate
 from locations import FIXTURES, copy_fixture
 from rich.cells import cell_len
 
@@ -346,6 +347,28 @@ class TestOutputForPipes:
         assert 59 <= cell_len(first) <= 60 and first.endswith("…")
         wide = on_a_terminal("list", tmp_path, columns=250).splitlines()[0]
         assert wide.endswith(WIDE_TEXT[-4:]) and cell_len(wide) < 250
+
+    @pytest.mark.parametrize(
+        "args", [("textconv",), ("export", "-f", "markdown"), ("export", "-f", "json")]
+    )
+    def test_a_reader_that_stops_early_ends_the_command_quietly(
+        self, tmp_path: Path, args: tuple[str, ...]
+    ) -> None:
+        # `textconv FILE | head`: the reader goes after a line; the command stops
+        # there, says nothing, and exits as a program a SIGPIPE ended would (141)
+        path = generate(tmp_path / "long.jsonl", entries=300)  # more than a pipe holds
+        with subprocess.Popen(
+            [*command_line(), *args, str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "NO_COLOR": "1"},
+        ) as reader:
+            assert reader.stdout is not None and reader.stderr is not None
+            assert reader.stdout.read(100)
+            reader.stdout.close()
+            said = reader.stderr.read()
+            code = reader.wait(timeout=120)
+        assert code == 141 and said == b""
 
 
 class TestFlagsInHelp:
