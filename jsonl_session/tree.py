@@ -1,4 +1,5 @@
-"""The tree of a loaded session: ids, children, roots, paths, the leaf, tree views.
+"""The tree of a loaded session: ids, children, roots, paths, the leaf, and the nodes
+of its tree views (`TreeNode`, walked by `iter_nodes`; laid out by tree_forest.py).
 
 Owns the parent links and what can go wrong with them: duplicate ids, parents that
 do not exist, cycles. All of it is detected in linear time and reported as
@@ -349,77 +350,6 @@ def _missing_parent(entry: StoredEntry) -> Problem:
         entry.line,
         entry.id,
     )
-
-
-def build_tree(
-    index: TreeIndex,
-    labels: dict[str, str],
-    active_leaf: str | None,
-    *,
-    fold: bool = True,
-) -> list[TreeNode]:
-    """The forest of entries as nodes; with ``fold`` leaf markers and label entries
-    are left out and their children hang from the nearest shown ancestor.
-
-    Children are in file order. Iterative, so deep sessions do not overflow.
-    """
-    active: set[str] = set()
-    if active_leaf is not None:
-        try:
-            active = {e.id for e in index.path(active_leaf)}
-        except SessionTreeError:
-            active = set()
-
-    def hidden(entry: StoredEntry) -> bool:
-        return fold and (entry.is_leaf_marker or entry.type == "label")
-
-    nodes: dict[str, TreeNode] = {}
-    roots: list[TreeNode] = []
-    for entry in index.by_id.values():
-        if not hidden(entry):
-            nodes[entry.id] = TreeNode(
-                entry, label=labels.get(entry.id), on_active_path=entry.id in active
-            )
-    for entry in index.order:
-        node = nodes.get(entry.id)
-        if node is None or index.by_id.get(entry.id) is not entry:
-            continue
-        parent = _shown_ancestor(index, entry, nodes)
-        if parent is None:
-            roots.append(node)
-        else:
-            nodes[parent].children.append(node)
-    _break_cycles(roots, nodes)
-    return roots
-
-
-def _break_cycles(roots: list[TreeNode], nodes: dict[str, TreeNode]) -> None:
-    """Entries in a parent cycle hang from each other and from no root; show each
-    cycle from its first entry in file order, so nothing drops out of the view."""
-    reached = {node.entry.id for _, node in iter_nodes(roots)}
-    if len(reached) == len(nodes):
-        return
-    owner = {child.entry.id: node for node in nodes.values() for child in node.children}
-    for node in sorted(nodes.values(), key=lambda n: n.entry.line):
-        if node.entry.id in reached:
-            continue
-        parent = owner.get(node.entry.id)
-        if parent is not None:
-            parent.children.remove(node)
-        roots.append(node)
-        reached.update(n.entry.id for _, n in iter_nodes([node]))
-
-
-def _shown_ancestor(index: TreeIndex, entry: StoredEntry, shown: dict[str, TreeNode]) -> str | None:
-    seen = {entry.id}
-    parent_id = entry.parent_id
-    while parent_id is not None and parent_id not in shown:
-        parent = index.by_id.get(parent_id)
-        if parent is None or parent_id in seen:
-            return None
-        seen.add(parent_id)
-        parent_id = parent.parent_id
-    return parent_id
 
 
 def iter_nodes(roots: Sequence[TreeNode]) -> Iterable[tuple[int, TreeNode]]:

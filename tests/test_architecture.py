@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "format": 1,
     "storage": 2,
     "tree": 3,
+    "tree_forest": 3,
     "context": 3,
     "tokens": 3,
     "breakdown": 3,

@@ -21,15 +21,12 @@ from jsonl_session.cli.options import (
     RedactOption,
     SummarizerOption,
     cache_for,
-    out,
-    print_json,
-    redactor_if,
     reports_errors,
-    say_redacted,
     shown,
     usage,
     working,
 )
+from jsonl_session.cli.output import out, print_json, redactor_if, say_redacted
 
 if TYPE_CHECKING:
     from rich.table import Table

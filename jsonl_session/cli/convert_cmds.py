@@ -9,17 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from jsonl_session.cli.inputs import session_file
-from jsonl_session.cli.options import (
-    FileArg,
-    JsonOption,
-    RedactOption,
-    cache_for,
-    out,
-    print_json,
-    redactor_if,
-    reports_errors,
-    say_redacted,
-)
+from jsonl_session.cli.options import FileArg, JsonOption, RedactOption, cache_for, reports_errors
+from jsonl_session.cli.output import out, print_json, redactor_if, say_redacted
 
 ToOption = Annotated[
     str, typer.Option("--to", help="The agent to write for: pi, claude (Claude Code) or codex.")

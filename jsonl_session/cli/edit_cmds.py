@@ -25,14 +25,11 @@ from jsonl_session.cli.options import (
     RedactOption,
     SummarizerOption,
     cache_for,
-    out,
-    print_json,
-    redactor_if,
     reports_errors,
-    say_redacted,
     usage,
     working,
 )
+from jsonl_session.cli.output import out, print_json, redactor_if, say_redacted
 
 
 @reports_errors

@@ -17,15 +17,8 @@ from typing import Annotated, TextIO
 import typer
 
 from jsonl_session.cli.inputs import session_file
-from jsonl_session.cli.options import (
-    InputArg,
-    LeafOption,
-    cache_for,
-    print_json,
-    reports_errors,
-    say,
-    usage,
-)
+from jsonl_session.cli.options import InputArg, LeafOption, cache_for, reports_errors, usage
+from jsonl_session.cli.output import print_json, say
 
 ExportWorkersOption = Annotated[
     int | None,

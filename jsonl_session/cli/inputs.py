@@ -26,15 +26,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from jsonl_session.cli.options import (
-    STDIN_COPIES,
-    STDIN_META,
-    err,
-    existing_file,
-    fail,
-    shown,
-    usage,
-)
+from jsonl_session.cli.options import STDIN_COPIES, STDIN_META, existing_file, fail, shown, usage
+from jsonl_session.cli.output import err
 
 if TYPE_CHECKING:
     from jsonl_session import Session

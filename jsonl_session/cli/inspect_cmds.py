@@ -21,13 +21,10 @@ from jsonl_session.cli.options import (
     JsonOption,
     LeafOption,
     cache_for,
-    err,
-    out,
-    print_json,
     reports_errors,
     shown,
-    styled,
 )
+from jsonl_session.cli.output import err, out, print_json, styled
 
 if TYPE_CHECKING:
     from jsonl_session import ProviderRequest, SessionContext, TreeNode

@@ -23,15 +23,11 @@ from jsonl_session.cli.options import (
     NoCacheOption,
     WorkersOption,
     cache_for,
-    err,
     fail,
-    is_terminal,
-    out,
-    print_json,
-    print_json_list,
     progress_bar,
     reports_errors,
 )
+from jsonl_session.cli.output import err, is_terminal, out, print_json, print_json_list
 
 if TYPE_CHECKING:
     from jsonl_session import SearchHit, SessionInfo

@@ -20,14 +20,11 @@ from jsonl_session.cli.options import (
     FilesArg,
     JsonOption,
     cache_for,
-    err,
     naming_stdin,
-    out,
-    print_json,
     reports_errors,
     shown,
-    styled,
 )
+from jsonl_session.cli.output import err, out, print_json, styled
 
 
 @reports_errors

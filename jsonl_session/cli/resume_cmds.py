@@ -15,16 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from jsonl_session.cli.inputs import session_file, telling_rewrites
-from jsonl_session.cli.options import (
-    FileArg,
-    RedactOption,
-    cache_for,
-    fail,
-    redactor_if,
-    reports_errors,
-    say_redacted,
-    usage,
-)
+from jsonl_session.cli.options import FileArg, RedactOption, cache_for, fail, reports_errors, usage
+from jsonl_session.cli.output import redactor_if, say_redacted
 
 if TYPE_CHECKING:
     from jsonl_session import CompactionResult, Session, Turn

@@ -10,15 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jsonl_session.cli.inputs import session_file
-from jsonl_session.cli.options import (
-    InputArg,
-    JsonOption,
-    LeafOption,
-    cache_for,
-    out,
-    print_json,
-    reports_errors,
-)
+from jsonl_session.cli.options import InputArg, JsonOption, LeafOption, cache_for, reports_errors
+from jsonl_session.cli.output import out, print_json
 
 if TYPE_CHECKING:
     from rich.table import Table

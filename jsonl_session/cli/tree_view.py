@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from jsonl_session.cli.cells import fit
-from jsonl_session.cli.options import styled
+from jsonl_session.cli.output import styled
 
 if TYPE_CHECKING:
     from rich.text import Text

@@ -217,7 +217,7 @@ class _Reader:
         pending = self.pending
         if pending is None or message.get("id") != pending.message_id or parent != pending.entry_id:
             return False
-        pending.blocks.extend(self.blocks(message.get("content")))
+        pending.blocks.extend(shapes.assistant_blocks(message.get("content"), self.tool_names))
         pending.message = message
         self.alias[value["uuid"]] = pending.entry_id
         return True
@@ -228,7 +228,7 @@ class _Reader:
         stamp = shapes.as_text(value.get("timestamp"))
         message_id = shapes.as_text(message.get("id")) or value["uuid"]
         self.pending = _Pending(line, value["uuid"], parent, message_id, stamp, message)
-        self.pending.blocks.extend(self.blocks(message.get("content")))
+        self.pending.blocks.extend(shapes.assistant_blocks(message.get("content"), self.tool_names))
 
     def flush(self) -> None:
         pending, self.pending = self.pending, None
@@ -262,43 +262,6 @@ class _Reader:
             pending.stamp,
             {"type": "message", "message": reply},
         )
-
-    def blocks(self, content: Any) -> list[dict[str, Any]]:
-        """Assistant content as pi blocks."""
-        out: list[dict[str, Any]] = []
-        for block in (
-            content if isinstance(content, list) else [content] if isinstance(content, str) else []
-        ):
-            if isinstance(block, str):
-                out.append({"type": "text", "text": block})
-                continue
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                out.append({"type": "text", "text": as_text(block.get("text") or "")})
-            elif kind == "thinking":
-                thinking = {"type": "thinking", "thinking": as_text(block.get("thinking") or "")}
-                if isinstance(block.get("signature"), str):
-                    thinking["thinkingSignature"] = block["signature"]
-                out.append(thinking)
-            elif kind == "redacted_thinking":
-                out.append(
-                    {
-                        "type": "thinking",
-                        "thinking": "",
-                        "thinkingSignature": as_text(block.get("data") or ""),
-                        "redacted": True,
-                    }
-                )
-            elif kind in ("tool_use", "server_tool_use"):
-                call_id, name = as_text(block.get("id") or ""), as_text(block.get("name") or "")
-                self.tool_names[call_id] = name
-                arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
-                out.append(
-                    {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
-                )
-        return out
 
     # user lines
 

@@ -1,6 +1,8 @@
-"""What Claude Code's lines mean in pi's shapes: the line types, stop reasons, user and
-tool-result content as pi blocks, usage; recognising a transcript from its first
-lines. Pure functions; walking the lines is claude.py's.
+"""What Claude Code's lines mean in pi's shapes: the line types, stop reasons, user,
+tool-result and assistant content as pi blocks, usage; recognising a transcript from
+its first lines. Functions of what they are given, with no state of their own
+(`assistant_blocks` notes each tool call's name in the dict it is given); walking the
+lines, and what that remembers, is claude.py's.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonl_session.dialects.building import pi_usage
+from jsonl_session.format import walk
 from jsonl_session.format.walk import finite_number
 
 STOP_REASONS = {
@@ -66,6 +69,47 @@ def user_blocks(content: Any) -> list[dict[str, Any]]:
                 out.append(
                     {"type": "text", "text": f"[image: {source.get('url') or 'not stored'}]"}
                 )
+    return out
+
+
+def assistant_blocks(content: Any, tool_names: dict[str, str]) -> list[dict[str, Any]]:
+    """Assistant content as pi blocks; each tool call's name is noted in ``tool_names``
+    by its id (for the results that answer it)."""
+    # walk.as_text gives any value as text; this module's as_text keeps strings only
+    out: list[dict[str, Any]] = []
+    for block in (
+        content if isinstance(content, list) else [content] if isinstance(content, str) else []
+    ):
+        if isinstance(block, str):
+            out.append({"type": "text", "text": block})
+            continue
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            out.append({"type": "text", "text": walk.as_text(block.get("text") or "")})
+        elif kind == "thinking":
+            thinking = {"type": "thinking", "thinking": walk.as_text(block.get("thinking") or "")}
+            if isinstance(block.get("signature"), str):
+                thinking["thinkingSignature"] = block["signature"]
+            out.append(thinking)
+        elif kind == "redacted_thinking":
+            out.append(
+                {
+                    "type": "thinking",
+                    "thinking": "",
+                    "thinkingSignature": walk.as_text(block.get("data") or ""),
+                    "redacted": True,
+                }
+            )
+        elif kind in ("tool_use", "server_tool_use"):
+            call_id, name = (
+                walk.as_text(block.get("id") or ""),
+                walk.as_text(block.get("name") or ""),
+            )
+            tool_names[call_id] = name
+            arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
+            out.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
     return out
 
 

@@ -1,10 +1,11 @@
 """What an export shows: the plan every readable format renders.
 
-Owns ExportPlan (the active path or every branch, the header facts with the messages
-and the tokens and cost the replies report, labels beside the entries they mark, the
-one run that holds the leaf, each entry's view made and redacted once) and ExportResult.
-What an entry says comes from views/transcript.py (`view_entry`), the runs of the
-branch tree from views/runs.py; secrets are replaced by views/redact.py's `Redactor`. Rendering is
+Owns ExportPlan (the active path or every branch, which header facts it states and
+when the replies' figures are read, labels beside the entries they mark, the one run
+that holds the leaf, each entry's view made and redacted once, the slices the workers
+render) and ExportResult. The facts' wording is header_facts.py's. What an entry says
+comes from views/transcript.py (`view_entry`), the runs of the branch tree from
+views/runs.py; secrets are replaced by views/redact.py's `Redactor`. Rendering is
 markdown.py's and html.py's; the JSON document is json.py's; choosing a format and
 writing the file is render.py's.
 
@@ -20,11 +21,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from jsonl_session.errors import SessionTreeError
-from jsonl_session.export.replies import (
-    ReplyFigures,
-    figures_in_worker,
-    reply_figures,
+from jsonl_session.export.header_facts import (
+    LaterFigures,
+    model_and_thinking,
+    parts_of,
+    usage_facts,
 )
+from jsonl_session.export.replies import ReplyFigures, figures_in_worker
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
 from jsonl_session.format.walk import as_text
 from jsonl_session.processes import submit_warm, warm_pool_waiting
@@ -47,7 +50,7 @@ from jsonl_session.views.slices import (
 from jsonl_session.views.transcript import EntryView, view_entry
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    pass
 
 ExportFormat = Literal["markdown", "html", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("markdown", "html", "json")
@@ -231,7 +234,7 @@ class ExportPlan:
         if not replies or export_workers(count, lines_size(shown)) == 1:
             return LaterFigures([])  # (a short path: read here sooner than workers start)
         futures = []
-        for index, (start, stop) in enumerate(_parts(replies, count)):
+        for index, (start, stop) in enumerate(parts_of(replies, count)):
             columns = entry_columns(str(path), replies[start:stop])
             future = submit_warm(figures_in_worker, columns, index > 0)
             if future is None:
@@ -249,7 +252,7 @@ class ExportPlan:
         r = self.redactor
         facts = [("session", as_text(header.get("id", ""))), ("cwd", r.text(self.session.cwd))]
         facts.append(("created", as_text(header.get("timestamp", ""))))
-        model, thinking = _model_and_thinking(self.path)
+        model, thinking = model_and_thinking(self.path)
         facts += [("model", r.text(model))] if model else []
         facts += [("thinking level", thinking)] if thinking else []
         if isinstance(header.get("parentSession"), str):
@@ -282,46 +285,6 @@ class ExportPlan:
 _BATCH = 1024  # entries whose lines are read from disk at once
 
 
-class LaterFigures:
-    """The replies' figures as the workers read them, in parts
-    (`ExportPlan.figures_later`)."""
-
-    def __init__(self, parts: list[Future[ReplyFigures]]) -> None:
-        self._parts = parts
-
-    def ready(self) -> bool:
-        """Whether asking `get` would not wait."""
-        return all(part.done() for part in self._parts)
-
-    def get(self) -> ReplyFigures | None:
-        """The figures, or None when they were not read there (a worker that failed
-        included: `facts` then reads them here, and meets any real error itself)."""
-        if not self._parts:
-            return None
-        try:
-            first, *later = (part.result() for part in self._parts)
-            for figures in later:
-                first.then(figures)
-        except Exception:
-            return None
-        return first
-
-
-def _parts(entries: Sequence[StoredEntry], count: int) -> list[tuple[int, int]]:
-    """``entries`` cut into at most ``count`` runs of about equal bytes of lines."""
-    total = sum(entry.length for entry in entries)
-    cuts: list[tuple[int, int]] = []
-    start = seen = 0
-    for index, entry in enumerate(entries):
-        seen += entry.length
-        if len(cuts) < count - 1 and seen * count >= total * (len(cuts) + 1):
-            cuts.append((start, index + 1))
-            start = index + 1
-    if start < len(entries) or not cuts:
-        cuts.append((start, len(entries)))
-    return cuts
-
-
 class Spread:
     """The texts of the slices of a spread export, taken run by run."""
 
@@ -340,66 +303,3 @@ class Spread:
     def texts_of(self, run: int) -> Iterator[str]:
         """`pieces_of`, as texts."""
         return texts_of(self.pieces_of(run))
-
-
-def _model_and_thinking(path: list[StoredEntry]) -> tuple[str, str]:
-    """The model of the last model change or reply on the path, and the level of the
-    last thinking-level change (read backwards: only those two entries are decoded)."""
-    model = thinking = None
-    for entry in reversed(path):
-        if entry.type == "model_change" or entry.role == "assistant":
-            if model is None:
-                data = entry.data()
-                source = data.get("message", {}) if entry.type == "message" else data
-                key = "modelId" if entry.type == "model_change" else "model"
-                model = f"{as_text(source.get('provider'))}/{as_text(source.get(key))}"
-        elif entry.type == "thinking_level_change" and thinking is None:
-            thinking = as_text(entry.data().get("thinkingLevel"))
-        if model is not None and thinking is not None:
-            break
-    return model or "", thinking or ""
-
-
-def usage_facts(
-    entries: list[StoredEntry], figures: ReplyFigures | None = None
-) -> list[tuple[str, str]]:
-    """Messages by role and the tokens and cost the assistant replies report
-    (``figures``: `reply_figures` of those replies, when a worker read them)."""
-    roles: dict[str, int] = {}
-    replies = []
-    for entry in entries:
-        if entry.type == "message":
-            role = entry.role
-            if role is not None:
-                roles[role] = roles.get(role, 0) + 1
-                if role == "assistant":
-                    replies.append(entry)
-    if figures is None:
-        figures = reply_figures(replies)
-    calls, tokens, cost = figures.calls, figures.tokens, figures.cost
-    if not roles:
-        return []
-    said = [f"{roles[r]} {r}" for r in ("user", "assistant") if r in roles]
-    said += [_plural(roles["toolResult"], "tool result")] if "toolResult" in roles else []
-    said += [_plural(calls, "tool call")] if calls else []
-    facts = [("messages", " · ".join(said))]
-    if any(tokens.values()):
-        names = {
-            "input": "in",
-            "output": "out",
-            "cacheRead": "cache read",
-            "cacheWrite": "cache write",
-        }
-        used = [f"{_count(n)} {names[k]}" for k, n in tokens.items() if n]
-        facts.append(("tokens", " · ".join(used) + (f" · ${cost:.2f}" if cost else "")))
-    return facts
-
-
-def _count(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

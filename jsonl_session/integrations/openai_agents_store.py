@@ -63,7 +63,8 @@ from jsonl_session.integrations.openai_agents_items import (
     zero_usage,
 )
 from jsonl_session.messages import tool_calls
-from jsonl_session.providers.replies import RESPONSES_API, output_blocks, plain, tool_result
+from jsonl_session.providers.replies import RESPONSES_API, output_blocks, tool_result
+from jsonl_session.providers.reply_parts import plain
 from jsonl_session.session import Session
 from jsonl_session.storage.store import FsyncPolicy
 

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from jsonl_session.format.walk import as_text
-from jsonl_session.providers.replies import anthropic_reply, as_dict, chat_reply, responses_reply
+from jsonl_session.providers.replies import anthropic_reply, chat_reply, responses_reply
+from jsonl_session.providers.reply_parts import as_dict
 
 OnDelta = Callable[[str, str], None]
 """Called with (kind, text) as a streamed reply arrives: kind is "text", "thinking" or
@@ -50,7 +51,7 @@ class Accumulator:
 
 
 def _json_object(raw: str) -> Any:
-    """Streamed tool arguments: an object when they parse, else the text (replies.py
+    """Streamed tool arguments: an object when they parse, else the text (reply_parts.py
     keeps unparsable text beside the call)."""
     if not raw.strip():
         return {}

@@ -30,35 +30,32 @@ this module decides on top of that, the same way for both APIs:
 - A tool result with neither text nor images is sent as ``(no output)``.
 
 An empty context gives an empty message list; the APIs refuse that, so callers
-adapt a context with at least one message.
+adapt a context with at least one message. The pieces of these rules both APIs share
+(the prepared history, ids, arguments, data URLs, a result's text) are
+openai_common.py's; this module lays out each API's messages and items.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from jsonl_session.format.walk import as_text, dumps_text, loads_text
+from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.messages import content_blocks, image_blocks, nonblank_texts, tool_calls
-from jsonl_session.providers.common import (
-    ContextLike,
-    ProviderRequest,
-    ToolSpec,
-    history_of,
-    prompt_and_tools,
+from jsonl_session.providers.common import ContextLike, ProviderRequest, ToolSpec, prompt_and_tools
+from jsonl_session.providers.openai_common import (
+    api_call_id,
+    arguments_json,
+    data_url,
+    images_label,
+    prepared,
+    result_text,
 )
-from jsonl_session.providers.history import Repair
 
 SystemRole = Literal["system", "developer"]
 RESPONSES_API = "openai-responses"
 Tools = Sequence[ToolSpec | dict[str, Any]] | None
-
-EMPTY_RESULT_TEXT = "(no output)"
-DEFAULT_IMAGE_MIME = "image/png"
-
-_PLAIN_ID = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
 # --- Chat Completions -------------------------------------------------------------
@@ -78,7 +75,7 @@ def to_openai_chat(
     if system_role not in ("system", "developer"):
         raise ValueError(f"system_role must be 'system' or 'developer', not {system_role!r}")
     system, specs = prompt_and_tools(context, system, tools)
-    messages, repairs = _prepared(context)
+    messages, repairs = prepared(context)
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": system_role, "content": system})
@@ -161,7 +158,7 @@ def _flush_chat_images(out: list[dict[str, Any]], held: list[dict[str, Any]]) ->
         return
     parts: list[dict[str, Any]] = []
     for message in held:
-        parts.append({"type": "text", "text": _images_label(message)})
+        parts.append({"type": "text", "text": images_label(message)})
         parts.extend(_chat_image(b) for b in image_blocks(message.get("content")))
     out.append({"role": "user", "content": parts})
     held.clear()
@@ -188,7 +185,7 @@ def to_openai_responses(
     function calls under their call and item ids, as pi does. Other replies follow the
     module's rules."""
     instructions, specs = prompt_and_tools(context, instructions, tools)
-    messages, repairs = _prepared(context)
+    messages, repairs = prepared(context)
     sent_id = _responses_call_ids(messages)
     items: list[dict[str, Any]] = []
     held: list[dict[str, Any]] = []
@@ -356,77 +353,7 @@ def _flush_responses_images(items: list[dict[str, Any]], held: list[dict[str, An
         return
     parts: list[dict[str, Any]] = []
     for message in held:
-        parts.append({"type": "input_text", "text": _images_label(message)})
+        parts.append({"type": "input_text", "text": images_label(message)})
         parts.extend(_responses_image(b) for b in image_blocks(message.get("content")))
     items.append({"type": "message", "role": "user", "content": parts})
     held.clear()
-
-
-# --- shared -----------------------------------------------------------------------
-
-
-def _prepared(context: ContextLike) -> tuple[list[dict[str, Any]], list[Repair]]:
-    """The repaired history without messages left with nothing these APIs take
-    (an assistant message that only held thinking), and every repair, the
-    history's and ours, in input order."""
-    history = history_of(context)
-    repairs = list(history.repairs)
-    messages: list[dict[str, Any]] = []
-    for message, source in zip(history.messages, history.sources, strict=True):
-        role = message.get("role")
-        content = message.get("content")
-        if role == "assistant" and not (nonblank_texts(content) or tool_calls(message)):
-            detail = "assistant message with only thinking, which OpenAI APIs do not take back"
-            repairs.append(Repair("empty-assistant-dropped", source, detail))
-            continue
-        if role == "user" and not (nonblank_texts(content) or image_blocks(content)):
-            detail = "user message with no text or image"
-            repairs.append(Repair("empty-message-dropped", source, detail))
-            continue
-        messages.append(message)
-    repairs.sort(key=lambda r: r.index)
-    return messages, repairs
-
-
-def api_call_id(raw: Any) -> str:
-    """The id sent for a tool call and its result (see the module docstring)."""
-    text = "" if raw is None else str(raw)
-    if _PLAIN_ID.match(text):
-        return text
-    return "call_" + hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def arguments_json(arguments: Any) -> str:
-    """A tool call's arguments as compact JSON text of an object."""
-    if isinstance(arguments, str):
-        try:
-            arguments = loads_text(arguments)
-        except ValueError:
-            arguments = None
-    if not isinstance(arguments, dict):
-        arguments = {}
-    return dumps_text(arguments, separators=(",", ":"), ensure_ascii=False)
-
-
-def data_url(block: dict[str, Any]) -> str:
-    """An image block as a base64 data URL."""
-    mime = block.get("mimeType") or DEFAULT_IMAGE_MIME
-    return f"data:{mime};base64,{as_text(block.get('data', ''))}"
-
-
-def result_text(message: dict[str, Any]) -> str:
-    """A tool result's text, with a note when its images follow separately."""
-    content = message.get("content")
-    text = "\n\n".join(nonblank_texts(content))
-    count = len(image_blocks(content))
-    if count:
-        images = "1 image" if count == 1 else f"{count} images"
-        note = f"[The result also held {images}, attached in the next user message.]"
-        return f"{text}\n\n{note}" if text else note
-    return text or EMPTY_RESULT_TEXT
-
-
-def _images_label(message: dict[str, Any]) -> str:
-    name = message.get("toolName") or "tool"
-    call_id = api_call_id(message.get("toolCallId"))
-    return f"Images from the result of tool call {call_id} ({name}):"

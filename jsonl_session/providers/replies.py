@@ -24,20 +24,30 @@ one that answered; ``responseModel`` when they differ), ``responseId``, ``usage`
 ``timestamp``. Costs are left at 0: prices are not this library's to know. Blocks these
 messages have no shape for (server tool results, web search calls) are left out.
 
-Streams (event iterators and the SDKs' ``stream()`` helpers) are streams.py's; it
-builds the final reply and hands it here. Requests out are anthropic.py's and openai.py's.
-No SDK is imported: objects are read through ``model_dump``.
+The pieces all three mappings build with (an SDK object read as a dict, the message's
+envelope, usage, tool-call blocks) are reply_parts.py's. Streams (event iterators and
+the SDKs' ``stream()`` helpers) are streams.py's; it builds the final reply and hands it
+here. Requests out are anthropic.py's and openai.py's. No SDK is imported: objects are
+read through ``model_dump``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from jsonl_session.errors import EntryValidationError
 from jsonl_session.format.ids import now_ms
 from jsonl_session.format.walk import as_text
+from jsonl_session.providers.reply_parts import (
+    as_dict,
+    assistant_message,
+    dicts_in,
+    plain,
+    reply_usage,
+    token_count,
+    tool_call_block,
+)
 
 ANTHROPIC_API = "anthropic-messages"
 CHAT_API = "openai-completions"
@@ -62,107 +72,6 @@ _CHAT_STOPS = {
 }
 
 
-def plain(value: Any, what: str) -> dict[str, Any]:
-    """An SDK object (pydantic, read with ``model_dump``) or a mapping, as a dict."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        # The stream helpers' parsed objects make pydantic warn about their generic
-        # fields; the values dumped are right, and warnings are not the caller's concern.
-        dumped = dump(mode="json", by_alias=True, warnings=False)
-        if isinstance(dumped, dict):
-            return dumped
-    raise EntryValidationError(
-        f"{what}: expected the SDK's object or a dict of it, not {type(value).__name__}"
-    )
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """The value when it is a dict, else an empty one (fields the SDKs may leave null)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _items(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _usage(inputs: int, output: int, cache_read: int, cache_write: int) -> dict[str, Any]:
-    return {
-        "input": inputs,
-        "output": output,
-        "cacheRead": cache_read,
-        "cacheWrite": cache_write,
-        "totalTokens": inputs + output + cache_read + cache_write,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-    }
-
-
-def _assistant(
-    content: list[dict[str, Any]],
-    *,
-    api: str,
-    provider: str,
-    asked_model: str | None,
-    answered_model: Any,
-    response_id: Any,
-    usage: dict[str, Any],
-    stop_reason: str,
-    error_message: str | None,
-    timestamp: int | None,
-) -> dict[str, Any]:
-    answered = answered_model if isinstance(answered_model, str) and answered_model else None
-    model = asked_model or answered or "unknown"
-    message: dict[str, Any] = {
-        "role": "assistant",
-        "content": content,
-        "api": api,
-        "provider": provider,
-        "model": model,
-    }
-    if answered and answered != model:
-        message["responseModel"] = answered
-    if isinstance(response_id, str) and response_id:
-        message["responseId"] = response_id
-    message["usage"] = usage
-    message["stopReason"] = stop_reason
-    if error_message:
-        message["errorMessage"] = error_message
-    message["timestamp"] = now_ms() if timestamp is None else timestamp
-    return message
-
-
-def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
-    """A tool call's arguments as an object, and the raw text when it was not one (the
-    model sent broken JSON: kept beside the call so nothing it said is lost)."""
-    if isinstance(raw, dict):
-        return raw, None
-    if not isinstance(raw, str) or not raw.strip():
-        return {}, None
-    try:
-        parsed = json.loads(raw)
-    except ValueError:
-        return {}, raw
-    return (parsed, None) if isinstance(parsed, dict) else ({}, raw)
-
-
-def _tool_call(call_id: str, name: Any, raw_arguments: Any) -> dict[str, Any]:
-    arguments, unparsed = parse_arguments(raw_arguments)
-    block: dict[str, Any] = {
-        "type": "toolCall",
-        "id": call_id,
-        "name": str(name or ""),
-        "arguments": arguments,
-    }
-    if unparsed is not None:
-        block["rawArguments"] = unparsed
-    return block
-
-
 # --- Anthropic -----------------------------------------------------------------------
 
 
@@ -180,7 +89,7 @@ def anthropic_reply(
             "an Anthropic message must have type 'message' and a content list"
         )
     content: list[dict[str, Any]] = []
-    for block in _items(data.get("content")):
+    for block in dicts_in(data.get("content")):
         kind = block.get("type")
         if kind == "text":
             content.append({"type": "text", "text": as_text(block.get("text") or "")})
@@ -199,13 +108,13 @@ def anthropic_reply(
             )
         elif kind == "tool_use":
             call_id = as_text(block.get("id") or "")
-            content.append(_tool_call(call_id, block.get("name"), block.get("input")))
+            content.append(tool_call_block(call_id, block.get("name"), block.get("input")))
     usage = as_dict(data.get("usage"))
-    built_usage = _usage(
-        _count(usage.get("input_tokens")),
-        _count(usage.get("output_tokens")),
-        _count(usage.get("cache_read_input_tokens")),
-        _count(usage.get("cache_creation_input_tokens")),
+    built_usage = reply_usage(
+        token_count(usage.get("input_tokens")),
+        token_count(usage.get("output_tokens")),
+        token_count(usage.get("cache_read_input_tokens")),
+        token_count(usage.get("cache_creation_input_tokens")),
     )
     reason = data.get("stop_reason")
     stop = _ANTHROPIC_STOPS.get(reason, "stop") if isinstance(reason, str) else "stop"
@@ -216,7 +125,7 @@ def anthropic_reply(
         error = explained or "The model refused to complete the request"
     elif isinstance(reason, str) and reason not in _ANTHROPIC_STOPS:
         stop, error = "error", f"Provider stopped with: {reason}"
-    return _assistant(
+    return assistant_message(
         content,
         api=ANTHROPIC_API,
         provider=provider,
@@ -244,7 +153,7 @@ def chat_reply(
     """A ``ChatCompletion`` (or its dict) as pi's assistant message: the ``choice``-th
     choice (the first by default)."""
     data = plain(completion, "an OpenAI chat completion")
-    choices = _items(data.get("choices"))
+    choices = dicts_in(data.get("choices"))
     if not 0 <= choice < len(choices):
         raise EntryValidationError(
             f"the chat completion has {len(choices)} choice(s); choice {choice} does not exist"
@@ -261,22 +170,24 @@ def chat_reply(
             break
     text = reply.get("content")
     if isinstance(text, list):  # some compatible servers send parts
-        text = "".join(as_text(p.get("text") or "") for p in _items(text))
+        text = "".join(as_text(p.get("text") or "") for p in dicts_in(text))
     if isinstance(text, str) and text:
         content.append({"type": "text", "text": text})
     refusal = reply.get("refusal")
     if isinstance(refusal, str) and refusal:
         content.append({"type": "text", "text": refusal})
-    for call in _items(reply.get("tool_calls")):
+    for call in dicts_in(reply.get("tool_calls")):
         function = as_dict(call.get("function"))
         custom = call.get("custom") if isinstance(call.get("custom"), dict) else None
         if custom is not None:
-            block = _tool_call(as_text(call.get("id") or ""), custom.get("name"), None)
+            block = tool_call_block(as_text(call.get("id") or ""), custom.get("name"), None)
             block["arguments"] = {"input": as_text(custom.get("input") or "")}
             content.append(block)
         else:
             call_id = as_text(call.get("id") or "")
-            content.append(_tool_call(call_id, function.get("name"), function.get("arguments")))
+            content.append(
+                tool_call_block(call_id, function.get("name"), function.get("arguments"))
+            )
     reason = picked.get("finish_reason")
     stop = _CHAT_STOPS.get(reason, "error") if isinstance(reason, str) else "stop"
     error = None
@@ -284,7 +195,7 @@ def chat_reply(
         error = f"Provider finish_reason: {reason}"
     elif stop == "stop" and any(b["type"] == "toolCall" for b in content):
         stop = "toolUse"
-    return _assistant(
+    return assistant_message(
         content,
         api=CHAT_API,
         provider=provider,
@@ -302,10 +213,10 @@ def _chat_usage(raw: Any) -> dict[str, Any]:
     usage = raw if isinstance(raw, dict) else {}
     details = usage.get("prompt_tokens_details")
     details = details if isinstance(details, dict) else {}
-    cache_read = _count(details.get("cached_tokens"))
-    cache_write = _count(details.get("cache_write_tokens"))
-    inputs = max(0, _count(usage.get("prompt_tokens")) - cache_read - cache_write)
-    return _usage(inputs, _count(usage.get("completion_tokens")), cache_read, cache_write)
+    cache_read = token_count(details.get("cached_tokens"))
+    cache_write = token_count(details.get("cache_write_tokens"))
+    inputs = max(0, token_count(usage.get("prompt_tokens")) - cache_read - cache_write)
+    return reply_usage(inputs, token_count(usage.get("completion_tokens")), cache_read, cache_write)
 
 
 # --- Responses -----------------------------------------------------------------------
@@ -322,7 +233,7 @@ def responses_reply(
     data = plain(response, "an OpenAI response")
     if not isinstance(data.get("output"), list):
         raise EntryValidationError("an OpenAI response must have an output list")
-    content = output_blocks(_items(data.get("output")))
+    content = output_blocks(dicts_in(data.get("output")))
     status = data.get("status")
     details = data.get("incomplete_details")
     incomplete = details.get("reason") if isinstance(details, dict) else None
@@ -334,7 +245,7 @@ def responses_reply(
         error = "Unknown error"  # pi's words for a failure the API did not explain
     if stop == "stop" and any(b["type"] == "toolCall" for b in content):
         stop = "toolUse"
-    return _assistant(
+    return assistant_message(
         content,
         api=RESPONSES_API,
         provider=provider,
@@ -357,7 +268,7 @@ def output_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if kind == "reasoning":
             content.append(reasoning_block(item))
         elif kind == "message":
-            parts = _items(item.get("content"))
+            parts = dicts_in(item.get("content"))
             text = "".join(
                 str(p.get("text") if p.get("type") == "output_text" else p.get("refusal") or "")
                 for p in parts
@@ -367,9 +278,9 @@ def output_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 block["textSignature"] = text_signature(item["id"], item.get("phase"))
             content.append(block)
         elif kind == "function_call":
-            content.append(_tool_call(_call_id(item), item.get("name"), item.get("arguments")))
+            content.append(tool_call_block(_call_id(item), item.get("name"), item.get("arguments")))
         elif kind == "custom_tool_call":
-            call = _tool_call(_call_id(item), item.get("name"), None)
+            call = tool_call_block(_call_id(item), item.get("name"), None)
             call["arguments"] = {"input": as_text(item.get("input") or "")}
             content.append(call)
     return content
@@ -378,8 +289,8 @@ def output_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def reasoning_block(item: dict[str, Any]) -> dict[str, Any]:
     """A reasoning item as thinking: its summary (else its content) as the text, the
     item itself, without empty fields, as the signature to replay it by."""
-    summary = "\n\n".join(as_text(s.get("text") or "") for s in _items(item.get("summary")))
-    shown = "\n\n".join(as_text(c.get("text") or "") for c in _items(item.get("content")))
+    summary = "\n\n".join(as_text(s.get("text") or "") for s in dicts_in(item.get("summary")))
+    shown = "\n\n".join(as_text(c.get("text") or "") for c in dicts_in(item.get("content")))
     kept = {k: v for k, v in item.items() if v is not None}
     signature = json.dumps(kept, separators=(",", ":"), ensure_ascii=False)
     return {"type": "thinking", "thinking": summary or shown, "thinkingSignature": signature}
@@ -414,11 +325,11 @@ def _responses_usage(raw: Any) -> dict[str, Any]:
     usage = raw if isinstance(raw, dict) else {}
     details = usage.get("input_tokens_details")
     details = details if isinstance(details, dict) else {}
-    cache_read = _count(details.get("cached_tokens"))
-    cache_write = _count(details.get("cache_write_tokens"))
-    inputs = max(0, _count(usage.get("input_tokens")) - cache_read - cache_write)
-    built = _usage(inputs, _count(usage.get("output_tokens")), cache_read, cache_write)
-    if _count(usage.get("total_tokens")):  # pi keeps the total the API reports
+    cache_read = token_count(details.get("cached_tokens"))
+    cache_write = token_count(details.get("cache_write_tokens"))
+    inputs = max(0, token_count(usage.get("input_tokens")) - cache_read - cache_write)
+    built = reply_usage(inputs, token_count(usage.get("output_tokens")), cache_read, cache_write)
+    if token_count(usage.get("total_tokens")):  # pi keeps the total the API reports
         built["totalTokens"] = usage["total_tokens"]
     return built
 

@@ -30,7 +30,7 @@ from typing import Any
 from jsonl_session.errors import EntryValidationError
 from jsonl_session.format.walk import as_text
 from jsonl_session.providers.accumulate import ACCUMULATORS, FINAL, Accumulator, OnDelta
-from jsonl_session.providers.replies import plain
+from jsonl_session.providers.reply_parts import plain
 
 PARTIAL_ATTRIBUTE = "partial_reply"
 _FINAL_GETTERS = {

@@ -234,8 +234,8 @@ def _read_seen(record: Path, checksum: int) -> Seen | None:
 def _write_whole(target: Path, data: bytes) -> str | None:
     """Write ``data`` to a temporary file renamed to ``target``; why not, if it failed.
 
-    The temporary file has our name and is locked while it exists, as store.py's, so
-    what a killed write left is told from a live one: the first record written to a
+    The temporary file has our name and is locked while it exists, as new_files.py's,
+    so what a killed write left is told from a live one: the first record written to a
     folder in a process removes the abandoned ones (leftovers.py)."""
     folder = target.parent
     if os.path.islink(folder):  # a link planted at our record folder: never write through it

@@ -1,12 +1,12 @@
 """What an interrupted write leaves beside a session file, and how it is told from
 anything else: our temporary files and our backup links.
 
-Owns the names (``.jsonl-session-<random>.tmp`` for temporary files, store.py's and
+Owns the names (``.jsonl-session-<random>.tmp`` for temporary files, new_files.py's and
 outputs.py's; ``<file>.v<N>.bak-<n>`` for the backups of a rewrite) and two rules:
 
 - A temporary file is *abandoned* when it carries our name, is a regular file of
   ours, has not been written to for `ABANDONED_AFTER_SECONDS`, and no one holds its
-  lock (store.py holds the lock on its temporary files from creation until they are
+  lock (new_files.py holds the lock on its temporary files from creation until they are
   renamed in or removed, where the system allows). A live write keeps its file's
   mtime fresh and its lock held, so it is never taken for abandoned; and should a
   write paused for longer lose its temporary file, it fails without touching the

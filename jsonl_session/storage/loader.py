@@ -48,14 +48,8 @@ from jsonl_session.storage.reading import (
 )
 from jsonl_session.storage.regions import CHUNK_BYTES, Region, file_regions, read_ahead
 from jsonl_session.storage.stamps import RunningCrc, stamp
-from jsonl_session.storage.table import (
-    EntryTable,
-    TableRecord,
-    fresh_table,
-    kept_record,
-    no_source,
-    table_record,
-)
+from jsonl_session.storage.table import EntryTable, TableRecord, no_source
+from jsonl_session.storage.table_build import fresh_table, kept_record, table_record
 
 __all__ = ["BadLine", "LoadedFile", "load_entries", "parse_session_bytes", "read_appended"]
 

@@ -15,9 +15,9 @@ renderer can write as it goes (and `copy_from` another file's bytes, copied by t
 kernel where it can: `copy_file_into`); `write_output` writes bytes at once. A long output is
 synced to disk in the background as it is written (every `SYNC_EVERY` bytes), so the
 fsync at its end waits only for its last part; a failure of one of those syncs fails
-the write as the last fsync's would. Session files
-themselves (appends, rewrites, sidecars, backups) are store.py's; names built from
-what a file says are checked by paths.safe_name.
+the write as the last fsync's would. Session files themselves are store.py's (appends,
+rewrites) and new_files.py's (sidecars, backups); names built from what a file says
+are checked by paths.safe_name.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def output_file(
     remove_abandoned_temps(folder)  # what killed writes left here
     try:
         # mkstemp opens O_EXCL (a planted link at its random name fails it) with mode
-        # 0600; the name is the one store.py's temporaries have (SPEC), so a leftover
+        # 0600; the name is the one new_files.py's temporaries have (SPEC), so a leftover
         # from a killed run is recognisably ours
         fd, temp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
     except OSError as exc:

@@ -9,8 +9,9 @@ a backup (a rewrite killed between linking the backup and renaming the new file 
 is completed by the next one, keeping that backup: leftovers.py tells our backup link
 from any other, which is refused); temporary files are locked while they live, and
 abandoned ones are removed by the next new file or rewrite in their folder;
-sidecars and backups are created exclusively and never follow links. It
-does not decide *what* to write (session/) or when to seal and rewrite (writer.py),
+sidecars and backups are created exclusively and never follow links (how each of
+these files is made, temporaries and the folder's fsync included, is new_files.py's).
+It does not decide *what* to write (session/) or when to seal and rewrite (writer.py),
 and never parses entries (loader.py); where session files live is paths.py's.
 
 The lock is portable.py's (``flock`` on POSIX, filelock's ``LockFileEx`` on Windows;
@@ -24,10 +25,8 @@ a writer never loses a line.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,28 +37,24 @@ from typing import Literal
 from jsonl_session.errors import SessionWriteError, UnsyncedWrite
 from jsonl_session.format.jsonio import NotJson, decode_any
 from jsonl_session.storage.leftovers import (
-    TEMP_PREFIX,
-    TEMP_SUFFIX,
     own_backup_links,
     own_temp_links,
     remove_abandoned_temps,
 )
-from jsonl_session.storage.paths import ensure_dir
-from jsonl_session.storage.portable import (
-    BINARY,
-    HOLD_TEMP_LOCK,
-    NOFOLLOW,
-    close_locked,
-    lock_exclusive,
-    pread,
-    set_mode,
-    try_lock,
-    write_all,
+from jsonl_session.storage.new_files import (
+    FILE_MODE,
+    NO_LINKS,
+    create_exclusive,
+    create_sidecar,
+    fsync_dir,
+    link_backup,
+    temporary,
 )
+from jsonl_session.storage.paths import ensure_dir
+from jsonl_session.storage.portable import BINARY, close_locked, lock_exclusive, pread
 
 FsyncPolicy = Literal["always", "never"]
 FSYNC_POLICIES: tuple[FsyncPolicy, ...] = ("always", "never")
-FILE_MODE = 0o600
 _TAIL_PROBE = 64 * 1024
 TORN_TAIL_QUIET_SECONDS = 2.0
 """An unterminated last line is cut off only if the file has not changed for this
@@ -101,7 +96,7 @@ def write_new_file(path: Path, data: bytes, fsync: FsyncPolicy) -> None:
     remove_abandoned_temps(path.parent)  # what killed writes left here (leftovers.py)
     with contextlib.ExitStack() as stack:
         try:
-            temp = stack.enter_context(_temporary(path.parent, data, sync, FILE_MODE))
+            temp = stack.enter_context(temporary(path.parent, data, sync, FILE_MODE))
         except OSError as exc:
             raise SessionWriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
         try:
@@ -109,109 +104,15 @@ def write_new_file(path: Path, data: bytes, fsync: FsyncPolicy) -> None:
         except FileExistsError:
             raise SessionWriteError(f"{path}: already exists; refusing to overwrite it") from None
         except OSError as exc:
-            if exc.errno not in _NO_LINKS:
+            if exc.errno not in NO_LINKS:
                 raise SessionWriteError(f"{path}: cannot create: {exc.strerror}") from None
             try:
-                _create_exclusive(path, data, sync)
+                create_exclusive(path, data, sync)
             except FileExistsError:
                 message = f"{path}: already exists; refusing to overwrite it"
                 raise SessionWriteError(message) from None
     if sync:
-        _fsync_dir(path.parent)
-
-
-_NO_LINKS = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK)
-
-
-def _create_exclusive(path: Path, data: bytes, sync: bool) -> None:
-    """Create ``path`` exclusively (never through a link) with ``data``; on failure
-    remove what was created, so no partial file stays behind. Raises
-    FileExistsError when the name is taken (by anything, a dangling link included)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | BINARY
-    fd = os.open(path, flags, FILE_MODE)
-    try:
-        write_all(fd, data)
-        if sync:
-            os.fsync(fd)
-    except OSError as exc:
-        os.close(fd)
-        os.unlink(path)
-        raise SessionWriteError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    os.close(fd)
-
-
-@contextmanager
-def _temporary(folder: Path, data: bytes, sync: bool, mode: int) -> Iterator[str]:
-    """A new temporary file in ``folder`` holding ``data``: its path, for the caller
-    to link or rename into place. Its lock is held while it exists (where the system
-    allows), so it is never taken for an abandoned one (leftovers.py); it is removed
-    afterwards if still there."""
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
-    try:
-        try_lock(fd)
-        set_mode(fd, temp, mode)
-        write_all(fd, data)
-        if sync:
-            os.fsync(fd)
-        if not HOLD_TEMP_LOCK:  # Windows renames no open file: let it go now
-            close_locked(fd)
-            fd = -1
-        yield temp
-    finally:
-        try:
-            if os.path.lexists(temp):
-                os.unlink(temp)
-        finally:
-            if fd >= 0:
-                close_locked(fd)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # Windows opens no folder this way; there is nothing to sync
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _sidecar_names(path: Path, kind: str) -> Iterator[Path]:
-    n = 1
-    while True:
-        yield path.with_name(f"{path.name}.{kind}-{n}")
-        n += 1
-
-
-def create_sidecar(path: Path, kind: str, data: bytes) -> Path:
-    """Write ``data`` to the first free ``<file>.<kind>-<n>`` (exclusive, fsynced,
-    never through a link) and return its path."""
-    for candidate in _sidecar_names(path, kind):
-        try:
-            _create_exclusive(candidate, data, sync=True)
-        except FileExistsError:
-            continue
-        return candidate
-    raise AssertionError("unreachable")
-
-
-def _link_backup(path: Path, kind: str) -> Path:
-    """Keep the current file at the first free ``<file>.<kind>-<n>``: a hard link
-    where the file system allows one, else an exclusive copy."""
-    for candidate in _sidecar_names(path, kind):
-        try:
-            os.link(path, candidate, follow_symlinks=False)
-            return candidate
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            if exc.errno not in _NO_LINKS:
-                raise
-            return create_sidecar(path, kind, path.read_bytes())
-    raise AssertionError("unreachable")
+        fsync_dir(path.parent)
 
 
 @dataclass(slots=True)
@@ -404,8 +305,8 @@ class LockedFile:
             built_from = info.st_size
         left_backup = self._backup_left_by_a_killed_rewrite(info)
         remove_abandoned_temps(self.real.parent)  # what killed writes left here
-        with _temporary(self.real.parent, data, True, stat.S_IMODE(info.st_mode)) as temp:
-            backup = left_backup or _link_backup(self.real, backup_kind)
+        with temporary(self.real.parent, data, True, stat.S_IMODE(info.st_mode)) as temp:
+            backup = left_backup or link_backup(self.real, backup_kind)
             try:
                 os.replace(temp, self.real)
             except BaseException:
@@ -414,7 +315,7 @@ class LockedFile:
                 raise
         if left_backup is not None:
             self.recovered.append(left_backup)
-        _fsync_dir(self.real.parent)
+        fsync_dir(self.real.parent)
         new_fd = _open_locked(self.path)
         # Writers that opened the old file before the rename may still have added
         # lines to it (now the backup): carry the whole ones over.

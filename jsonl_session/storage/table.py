@@ -7,35 +7,33 @@ questions it answers without building an object per entry: how many entries, whe
 an id is, the parent chain of a position, whether any is an assistant message, which
 ones are labels and names. A block of entries is decoded the first time one of them
 is needed. A table can also stand over entries just read from the file (a first
-open, `fresh_table`): it then answers from them, and its record's blocks are encoded
-only if a record is to be kept (`kept_record`). Whether a record still describes its
-file is cache.py's business; the tree rules (what a duplicate or a missing parent
-means) are tree.py's.
+open): it then answers from them, and its record's blocks are encoded only if a
+record is to be kept. Making records from entries (`table_record`, `fresh_table`,
+`kept_record`) is table_build.py's; whether a record still describes its file is
+cache.py's business; the tree rules (what a duplicate or a missing parent means) are
+tree.py's.
 """
 
 from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from itertools import compress
-from operator import attrgetter, methodcaller, ne
+from operator import attrgetter, methodcaller
 
 import msgspec
 
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.storage.lines import LineSource
 
-BLOCK = 1024  # entries per msgpack block: the unit decoded on first use
 NO_PARENT = -1
 MISSING_PARENT = -2
-_SEPARATOR = b"\xff"  # never part of UTF-8 text, so it cannot occur inside an id
+SEPARATOR = b"\xff"  # never part of UTF-8 text, so it cannot occur inside an id
 _DICT_AFTER = 64  # id lookups by search before a dict of every id is built
 _WORDS_KEPT = 256
-_NOTED_TYPES = frozenset(("label", "session_info"))
-_ID, _PARENT_ID = attrgetter("id"), attrgetter("parent_id")
+_ID = attrgetter("id")
 _TO_TEXT = methodcaller("decode", "utf-8", "surrogatepass")  # as `_text`
-_TYPE, _ROLE = attrgetter("type"), attrgetter("role")
 
 
 class TableRecord(msgspec.Struct, array_like=True):
@@ -64,7 +62,6 @@ def no_source(value: object) -> None:
         raise NotImplementedError(type(value).__name__)
 
 
-_encoder = msgspec.msgpack.Encoder(enc_hook=no_source)
 _block_decoder = msgspec.msgpack.Decoder(list[StoredEntry])
 
 
@@ -152,13 +149,13 @@ class EntryTable:
                 every_id = map(_ID, self._flat)
                 self._positions = dict(zip(every_id, range(len(self._flat)), strict=True))
             else:
-                every = self.record.ids[1:-1].split(_SEPARATOR) if self.record.count else []
+                every = self.record.ids[1:-1].split(SEPARATOR) if self.record.count else []
                 texts = map(_TO_TEXT, every)  # (decoded in C, one call per id)
                 self._positions = dict(zip(texts, range(len(every)), strict=True))
             return self._positions.get(entry_id)
         ids = self.record.ids
-        at = ids.find(_SEPARATOR + _utf8(entry_id) + _SEPARATOR)
-        return None if at < 0 else ids.count(_SEPARATOR, 0, at + 1) - 1
+        at = ids.find(SEPARATOR + utf8(entry_id) + SEPARATOR)
+        return None if at < 0 else ids.count(SEPARATOR, 0, at + 1) - 1
 
     def expect_lookups(self) -> None:
         """Many lookups are coming (the session is being written: each new id is
@@ -179,7 +176,7 @@ class EntryTable:
         """For each block, the id of the entry before its first (None for the first):
         read from the ids of a clean record, none decoded."""
         record = self.record  # (its own block size: a record made with another stays read)
-        ids = record.ids.split(_SEPARATOR)[1:-1]
+        ids = record.ids.split(SEPARATOR)[1:-1]
         return [None, *(_text(ids[i - 1]) for i in range(record.block, record.count, record.block))]
 
     def orphans(self) -> list[int]:
@@ -225,185 +222,6 @@ class EntryTable:
             entry.source = self.source
 
 
-def table_record(entries: Sequence[StoredEntry], base: EntryTable | None = None) -> TableRecord:
-    """The record of ``base``'s entries followed by ``entries``. Only the blocks that
-    change are encoded again when ``base`` is clean and ``entries`` keep it so."""
-    if base is None or not base.clean or base.record.block != BLOCK:
-        everything = [*(base.materialise() if base is not None else ()), *entries]
-        return _fresh(everything)
-    record = base.record
-    count = record.count
-    new_ids: dict[str, int] = {}
-    parents = array("i")
-    missing: dict[str, None] = {}  # in order, and quick to ask
-    clean = True
-    for offset, entry in enumerate(entries):
-        own = count + offset
-        if (
-            entry.id in new_ids
-            or entry.id in base.missing
-            or entry.id in missing
-            or base.position(entry.id) is not None
-        ):
-            clean = False
-            break
-        new_ids[entry.id] = own
-        code = _parent_code(entry.parent_id, new_ids, base)
-        if code >= own:
-            clean = False
-            break
-        if code == MISSING_PARENT:
-            missing[str(entry.parent_id)] = None
-        parents.append(code)
-    if not clean:
-        return _fresh([*base.materialise(), *entries])
-    full, rest = divmod(count, BLOCK)
-    tail = [base[i] for i in range(full * BLOCK, count)] if rest else []
-    return TableRecord(
-        count=count + len(entries),
-        block=BLOCK,
-        blocks=[*record.blocks[:full], *_blocks([*tail, *entries])],
-        noted=[*record.noted, *_noted(entries)],
-        has_assistant=record.has_assistant or _any_assistant(entries),
-        clean=True,
-        ids=record.ids + _id_bytes([entry.id for entry in entries], lead=False),
-        parents=record.parents + _positions_bytes(parents),
-        missing=[*record.missing, *missing],
-        starts=[*record.starts[:full], *_starts([*tail, *entries])] if record.starts else [],
-    )
-
-
-def _fresh(entries: list[StoredEntry]) -> TableRecord:
-    return fresh_columns(entries)[0]
-
-
-def fresh_table(entries: list[StoredEntry], source: LineSource | None) -> EntryTable:
-    """A table over ``entries`` (in file order, just read), answering from them with
-    no decoding. Its record lacks the blocks a cache record keeps: `kept_record`."""
-    record, positions = fresh_columns(entries, blocks=False)
-    return EntryTable(record, source, entries, positions)
-
-
-def kept_record(table: EntryTable) -> TableRecord:
-    """The record of ``table`` as the cache keeps it: with every block encoded.
-    Raises what msgpack raises for a value it cannot hold (a lone surrogate...)."""
-    if table.record.blocks or not table.record.count:
-        return table.record
-    entries = table.materialise()
-    return msgspec.structs.replace(table.record, blocks=_blocks(entries), starts=_starts(entries))
-
-
-def fresh_columns(
-    entries: list[StoredEntry], *, blocks: bool = True
-) -> tuple[TableRecord, dict[str, int] | None]:
-    """The record of ``entries``, and the position of each id if it was counted.
-
-    Whole columns at a time (map, set, compress over them): no Python loop per
-    entry. In a session nearly every entry's parent is the entry before it, so every
-    parent is first taken to be that one, and only the others are looked up: a few
-    entries back, and else in a dict of every id, made once."""
-    ids = list(map(_ID, entries))
-    count = len(ids)
-    known = set(ids)
-    clean = len(known) == count
-    parents = array("i")
-    missing: list[str] = []
-    positions: dict[str, int] | None = None
-    if clean:
-        parent_ids = list(map(_PARENT_ID, entries))
-        parents.extend(range(-1, count - 1))  # NO_PARENT for the first: checked below
-        for own in compress(range(count), map(ne, parent_ids, [None, *ids[:-1]])):
-            parent = parent_ids[own]
-            if parent is None:
-                code = NO_PARENT
-            elif parent not in known:
-                code = MISSING_PARENT
-                missing.append(parent)
-            else:
-                near = _recent(ids, parent, own)
-                if near is None:
-                    if positions is None:
-                        positions = dict(zip(ids, range(count), strict=True))
-                    near = positions[parent]
-                code = near
-                if code >= own:
-                    clean = False
-                    break
-            parents[own] = code
-    if not clean:
-        positions, parents, missing = None, array("i"), []
-    record = TableRecord(
-        count=count,
-        block=BLOCK,
-        blocks=_blocks(entries) if blocks else [],
-        starts=_starts(entries) if blocks else [],
-        noted=_noted(entries),
-        has_assistant=_any_assistant(entries),
-        clean=clean,
-        ids=_id_bytes(ids, lead=True) if clean else b"",
-        parents=_positions_bytes(parents),
-        missing=missing,
-    )
-    return record, positions
-
-
-_RECENT = 64  # entries looked back through for a parent before asking a dict
-
-
-def _recent(ids: list[str], wanted: str, own: int) -> int | None:
-    """Where ``wanted`` is among the few ids just before ``own``, or None."""
-    for position in range(own - 1, max(-1, own - 1 - _RECENT), -1):
-        if ids[position] == wanted:
-            return position
-    return None
-
-
-def _parent_code(parent_id: str | None, known: dict[str, int], base: EntryTable | None) -> int:
-    if parent_id is None:
-        return NO_PARENT
-    found = known.get(parent_id)
-    if found is None and base is not None:
-        found = base.position(parent_id)
-    return MISSING_PARENT if found is None else found
-
-
-def _blocks(entries: Sequence[StoredEntry]) -> list[bytes]:
-    return [_encoder.encode(entries[i : i + BLOCK]) for i in range(0, len(entries), BLOCK)]
-
-
-def _starts(entries: Sequence[StoredEntry]) -> list[int]:
-    return [entry.offset for entry in entries[::BLOCK]]
-
-
-def _noted(entries: Sequence[StoredEntry]) -> list[StoredEntry]:
-    return list(compress(entries, map(_NOTED_TYPES.__contains__, map(_TYPE, entries))))
-
-
-def _any_assistant(entries: Iterable[StoredEntry]) -> bool:
-    return "assistant" in map(_ROLE, entries)
-
-
-def _id_bytes(ids: list[str], *, lead: bool) -> bytes:
-    """The ids, each followed by SEPARATOR (and one before the first with ``lead``)."""
-    joined = "\n".join(ids)
-    if joined.count("\n") == len(ids) - 1:  # no id holds a newline: join, then swap
-        text = _utf8(joined).replace(b"\n", _SEPARATOR)
-    else:
-        text = _SEPARATOR.join(_utf8(entry_id) for entry_id in ids)
-    if not ids:
-        return _SEPARATOR if lead else b""
-    return (_SEPARATOR if lead else b"") + text + _SEPARATOR
-
-
-def _positions_bytes(positions: array[int]) -> bytes:
-    """Little-endian, so a cache folder shared between machines reads the same."""
-    if sys.byteorder == "little":
-        return positions.tobytes()
-    swapped = array("i", positions)
-    swapped.byteswap()
-    return swapped.tobytes()
-
-
 def _positions_from(data: bytes) -> Sequence[int]:
     if sys.byteorder == "little":
         return memoryview(data).cast("B").cast("i")  # read in place
@@ -412,7 +230,7 @@ def _positions_from(data: bytes) -> Sequence[int]:
     return positions
 
 
-def _utf8(text: str) -> bytes:
+def utf8(text: str) -> bytes:
     # JSON can hold a lone surrogate (\ud800); keep it rather than fail.
     return text.encode("utf-8", "surrogatepass")
 

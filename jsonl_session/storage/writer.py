@@ -6,7 +6,7 @@ which inode, which lines carry no entry, whether it exists yet) and the write
 protocol: take the lock; pick up what other writers appended; refuse a format newer
 than ours or a file that now holds another session; seal a torn tail; rewrite an
 old version (with a backup); append. What to write is session/'s business;
-the byte-level I/O is store.py's.
+the byte-level I/O is store.py's (sidecars: new_files.py's).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
-from jsonl_session.storage import store
+from jsonl_session.storage import new_files, store
 from jsonl_session.storage.foreign import dialect_name
 from jsonl_session.storage.lines import consumed_length, file_bytes
 from jsonl_session.storage.loader import BadLine, LoadedFile, parse_session_bytes, read_appended
@@ -196,7 +196,9 @@ class SessionFile:
         if not fused:
             return []
         original = handle.read_from(0)
-        made = [store.create_sidecar(handle.real, "torn", bad.raw[:start]) for bad, start in fused]
+        made = [
+            new_files.create_sidecar(handle.real, "torn", bad.raw[:start]) for bad, start in fused
+        ]
         pieces, kept_from = [], 0
         for bad, start in fused:
             pieces += [original[kept_from : bad.offset], bad.raw[start:]]

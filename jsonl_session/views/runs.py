@@ -4,8 +4,9 @@ Owns grouping a session's tree into runs numbered ``1``, ``1.2``, ..., so every 
 nests only as deep as the conversation branches, however long its chains. Used by the
 exports and their branch outlines. `session_runs` builds them from the session's
 entries without a node per entry (a large session's tree of nodes costs tens of MB);
-`runs_of` from tree.py's TreeNode forest, which it falls back to when parents go
-round a cycle (where tree.py decides which entry starts the cycle's view). Pure.
+`runs_of` from the TreeNode forest (tree_forest.py's), which it falls back to when
+parents go round a cycle (where tree_forest.py decides which entry starts the cycle's
+view). Pure.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def iter_runs(runs: list[Run]) -> Iterator[Run]:
 
 
 def _runs_from_entries(order: Sequence[StoredEntry], fold: bool) -> list[Run] | None:
-    """tree.py's `build_tree` then `runs_of`, rule for rule (each id's last entry, in
+    """tree_forest.py's `build_tree` then `runs_of`, rule for rule (each id's last entry, in
     file order; hidden entries looked through to the nearest shown ancestor; a
     missing parent makes a root); None when some entry is not reached from a root
     (parents in a cycle), which `build_tree` has its own way of showing.
@@ -147,7 +148,7 @@ def _runs_from_entries(order: Sequence[StoredEntry], fold: bool) -> list[Run] | 
 def _shown_ancestor(
     entry: StoredEntry, hidden_parent: dict[str, str | None], by_id: Container[str]
 ) -> str | None:
-    """tree.py's rule: the parent, looking through hidden entries; None at a missing
+    """tree_forest.py's rule: the parent, looking through hidden entries; None at a missing
     parent or a loop of hidden entries."""
     parent_id = entry.parent_id
     if parent_id is None or (parent_id not in hidden_parent and parent_id in by_id):

@@ -7,7 +7,7 @@ it, no damaged line; its record knows where each block starts, and no block hold
 line long enough to be rendered here, `HERE_BYTES`) and `InFileOrder`, what a
 worker's slice knows of the entries before each of its own (the id of the one just
 before; no id comes twice in a clean table). What a block's entries become is the
-render function's (views/textconv.py's); the workers are views/slices.py's.
+render function's (views/textconv_blocks.py's); the workers are views/slices.py's.
 """
 
 from __future__ import annotations

@@ -2,26 +2,26 @@
 
 Owns the stable text of a whole session file: one block per line in file order (so
 appending entries changes only the end), damaged lines marked, no current time and no
-path of the file itself, every control character escaped (views/visible.py). What each
-entry says is transcript.py's; reading the file is storage/loader.py's. Nothing here
+path of the file itself, every control character escaped (views/visible.py). What a
+line's block says is textconv_blocks.py's (and transcript.py's); reading the file is
+storage/loader.py's. Nothing here
 writes a session: `write_textconv` writes the transcript to the caller's stream.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from jsonl_session.errors import SessionFormatError
 from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
-from jsonl_session.format.walk import as_text, loads_text
+from jsonl_session.format.walk import as_text
 from jsonl_session.processes import drop_warm_pool
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.loader import load_entries
-from jsonl_session.views.pieces import Piece, encoded_pieces, file_pieces, joined, texts_of
+from jsonl_session.views.pieces import Piece, encoded_pieces, file_pieces, texts_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.slices import (
     LazySlices,
@@ -33,9 +33,9 @@ from jsonl_session.views.slices import (
     warm_export,
 )
 from jsonl_session.views.spool import SpooledPiece
-from jsonl_session.views.table_slices import InFileOrder, table_slices
-from jsonl_session.views.textconv_lean import message_texts
-from jsonl_session.views.transcript import Part, dump_json, view_entry
+from jsonl_session.views.table_slices import table_slices
+from jsonl_session.views.textconv_blocks import decode_line, indent, item_block, item_block_after
+from jsonl_session.views.transcript import dump_json
 from jsonl_session.views.visible import Escape, escaped
 
 
@@ -236,172 +236,7 @@ def _slices(
     return LazySlices(len(cuts), make)
 
 
-def item_block_after(
-    item: StoredEntry | bytes,
-    data: dict[str, Any] | None,
-    _said: Any,
-    order: InFileOrder,
-    _redactor: Any,
-) -> str | list[str]:
-    """`item_block` of an entry of a slice of a clean table's entries (no damaged
-    line, no id twice: views/table_slices.py), in file order."""
-    assert isinstance(item, StoredEntry)
-    before = (order.previous, False)
-    order.previous = item.id
-    return item_block(item, data, before, None, None)
-
-
-def item_block(
-    item: StoredEntry | bytes,
-    data: dict[str, Any] | None,
-    before: Any,
-    _shared: Any,
-    _redactor: Any,
-) -> str | list[str]:
-    """The block of one line of the file (views/slices.py's `Render`): a long text
-    in it is indented a stretch at a time, its pieces not joined (a text holding one
-    emoji takes four bytes a character: hundreds of MB of it copied cost more than
-    the rest of its block)."""
-    if isinstance(item, bytes):
-        line, why = before
-        return f"\n\n!! line {line}: damaged ({why})\n{_indent(_decode(item))}"
-    assert data is not None
-    previous, repeated = before
-    block = _entry_block(item, data, previous, repeated)
-    return "\n\n" + block if isinstance(block, str) else joined(["\n\n", *block])
-
-
 _BATCH = 1024  # lines of the file taken at once
-
-
-def _entry_block(
-    entry: StoredEntry, data: dict[str, Any], previous: str | None, repeated: bool
-) -> str | list[str]:
-    """The block's text, or its pieces when a part of it is long."""
-    parent = entry.parent_id
-    branch = None
-    if parent != previous and (parent is not None or previous is not None):
-        branch = f">> branch from {parent}" if parent is not None else ">> new root"
-    if entry.type == "message":
-        lean = message_texts(entry, data)
-        if lean is not None and all(len(text) <= _STRETCH for text in lean[1]):
-            title, texts = lean
-            if repeated:
-                title += " · id used again (the later entry counts)"
-            lines = [_indent(text) for text in texts]
-            return "\n".join([branch, title, *lines] if branch else [title, *lines])
-    return _viewed_block(entry, data, branch, repeated)
-
-
-def _viewed_block(
-    entry: StoredEntry, data: dict[str, Any], branch: str | None, repeated: bool
-) -> str | list[str]:
-    """The block through the entry's view (any entry)."""
-    blocks: list[str | list[str]] = [branch] if branch else []  # joined by newlines
-    parent = entry.parent_id
-    view = view_entry(entry, data=data)
-    what = (entry.role or "message") if entry.type == "message" else entry.type
-    if entry.type == "custom" and entry.custom_type:
-        what = f"custom {entry.custom_type}"
-    title = f"[{entry.id}] {what}"
-    if view.detail and not view.is_note:
-        title += f" · {view.detail}"
-    title += f" · {entry.timestamp} · parent {parent or 'none'}"
-    if repeated:
-        title += " · id used again (the later entry counts)"
-    blocks.append(title)
-    long = False
-    for part in view.parts:
-        if len(part.text) <= _STRETCH:  # (never redacted here: never held in pieces)
-            blocks.append(_indent(_plain_part(part)))
-        else:
-            blocks.append(_indented(_plain_pieces(part)))
-            long = True
-    if not long:  # most entries
-        return "\n".join(cast(list[str], blocks))
-    pieces: list[str] = []
-    for index, block in enumerate(blocks):
-        if index:
-            pieces.append("\n")
-        if isinstance(block, str):
-            pieces.append(block)
-        else:
-            pieces += block
-    return pieces
-
-
-_STRETCH = 1 << 20  # characters of a long text indented at once
-
-
-def _indented(pieces: list[str]) -> list[str]:
-    """`_indent` of ``pieces`` joined, a stretch of about `_STRETCH` characters at a
-    time (each ends after a newline, so each line is indented once)."""
-    out: list[str] = []
-    carried = ""  # the start of a line that a piece did not end
-    for piece in pieces:
-        start = 0
-        while start < len(piece):
-            end = piece.find("\n", start + _STRETCH) + 1 or len(piece)
-            stretch = carried + piece[start:end] if carried else piece[start:end]
-            if stretch.endswith("\n"):
-                out.append(_indent(stretch))
-                carried = ""
-            else:
-                carried = stretch
-            start = end
-    out.append(_indent(carried))
-    return out
-
-
-def _plain_pieces(part: Part) -> list[str]:
-    """`_plain_part` in pieces: the part's text passed on as it is, not copied."""
-    if part.kind in _REWRITTEN:
-        return [_plain_part(part)]
-    prefix = _prefix(part)
-    return [prefix, *part.pieces] if prefix else part.pieces
-
-
-def _plain_part(part: Part) -> str:
-    if part.kind == "tool-call":
-        return f"-> {part.title} {_compact(part.text)}" + (f" ({part.ref})" if part.ref else "")
-    if part.kind == "image":
-        digest = hashlib.sha256(part.text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-        return f"[image {part.mime}, {len(part.text)} base64 chars, sha256 {digest}]"
-    if part.kind == "json":
-        return f"{part.title or 'data'}: {_compact(part.text)}" if part.text else ""
-    return _prefix(part) + part.text
-
-
-_REWRITTEN = frozenset({"tool-call", "image", "json"})  # shown otherwise than as their text
-_PREFIXES = {"thinking": "(thinking) ", "command": "$ ", "error": "error: "}
-
-
-def _prefix(part: Part) -> str:
-    """What goes before the text of a part shown as its text."""
-    if part.kind == "output" and part.title:
-        return f"({part.title}) "
-    return _PREFIXES.get(part.kind, "")
-
-
-def _compact(text: str) -> str:
-    try:
-        return dump_json(loads_text(text), indent=False)
-    except ValueError:
-        return text
-
-
-def _indent(text: str) -> str:
-    """``text`` with two spaces before each line that is not empty (a line ends at a
-    newline only). Its control characters are escaped with the rest of the transcript
-    (`_chunks`): on a worker's bytes, once for a slice, that costs a fraction of
-    searching each text."""
-    if "\n" not in text:  # (most parts: one line)
-        return "  " + text if text else ""
-    return "\n".join(["  " + line if line else "" for line in text.split("\n")])
-
-
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
 
 
 def _unreadable(path: Path, exc: SessionFormatError) -> str:
@@ -414,6 +249,6 @@ def _unreadable(path: Path, exc: SessionFormatError) -> str:
         data = b""
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if raw.strip():
-            text = _decode(raw.removesuffix(b"\r"))
-            lines.append(f"line {number}:\n{_indent(text)}")
+            text = decode_line(raw.removesuffix(b"\r"))
+            lines.append(f"line {number}:\n{indent(text)}")
     return "\n\n".join(lines) + "\n"

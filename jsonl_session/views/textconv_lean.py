@@ -2,12 +2,12 @@
 their bodies: a user's, an assistant's or a tool result's texts, thoughts and tool
 calls (`message_texts`). The view's objects, and the arguments of each tool call
 read back from the view's indented JSON to be written compact, cost more than the
-text. Any other shape gets None and goes through the view (textconv.py's
-`_viewed_block`); a differential test keeps the two the same. export/markdown.py's
+text. Any other shape gets None and goes through the view (textconv_blocks.py's
+`viewed_block`); a differential test keeps the two the same. export/markdown.py's
 `_lean_message` reads the same shapes by the same rules, written out again there: a
 shared reader (tried) cost the Markdown workers 8% of their time, and each of the
-two is held to its view by its own differential test. How the texts are indented,
-and what the rest of the transcript is, is textconv.py's.
+two is held to its view by its own differential test. How the texts are indented
+is textconv_blocks.py's, what the rest of the transcript is textconv.py's.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _STOPPED = ("error", "aborted", "length")
 
 def message_texts(entry: StoredEntry, data: dict[str, Any]) -> tuple[str, list[str]] | None:
     """The title line of a message's block and the text of each of its parts (each
-    then indented as `_viewed_block` indents them), or None for a shape of another
+    then indented as `viewed_block` indents them), or None for a shape of another
     kind."""
     message = data.get("message")
     if message.__class__ is not dict:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jsonl_session.cli.options import print_json, print_json_list
+from jsonl_session.cli.output import print_json, print_json_list
 
 AWKWARD: list[Any] = [
     {"n": 1.0, "big": 2**70, "tiny": -2.5e-7, "zero": -0.0},

@@ -28,7 +28,7 @@ from locations import FIXTURES
 
 from jsonl_session import Session, export_chunks, processes, textconv_chunks, textconv_encoded
 from jsonl_session.errors import JsonlSessionError
-from jsonl_session.export import html, markdown, plan
+from jsonl_session.export import header_facts, html, markdown, plan
 from jsonl_session.export.html_parts import PartRenderer
 from jsonl_session.views import pieces as handing
 from jsonl_session.views import slices
@@ -175,13 +175,13 @@ def test_an_export_s_facts_are_read_by_a_worker_while_the_others_render(
     branched: Path, spread_small: None, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
     got: list[Any] = []
-    real = plan.LaterFigures.get
+    real = header_facts.LaterFigures.get
 
-    def recording(self: plan.LaterFigures) -> Any:
+    def recording(self: header_facts.LaterFigures) -> Any:
         got.append(real(self))
         return got[-1]
 
-    monkeypatch.setattr(plan.LaterFigures, "get", recording)
+    monkeypatch.setattr(header_facts.LaterFigures, "get", recording)
     page = _export(branched, fmt, 2, redact=True)
     assert got and got[0] is not None and got[0].calls > 0
     assert _export(branched, fmt, 1, redact=True) == page
@@ -227,14 +227,14 @@ def test_replies_are_cut_into_parts_of_about_equal_bytes_in_order() -> None:
     sizes = [5, 1, 1, 1, 1, 1, 10, 2]
     entries: Any = [type("E", (), {"length": n})() for n in sizes]
     for count in range(1, 6):
-        cuts = plan._parts(entries, count)
+        cuts = header_facts.parts_of(entries, count)
         assert cuts[0][0] == 0 and cuts[-1][1] == len(sizes)
         assert all(a[1] == b[0] for a, b in itertools.pairwise(cuts))
         assert len(cuts) <= count and all(start < stop for start, stop in cuts)
     # each part ends with the entry that brings it to its share of the bytes
-    assert plan._parts(entries, 2) == [(0, 7), (7, 8)]
-    assert plan._parts(entries[:6], 2) == [(0, 1), (1, 6)]  # 5 bytes of 10, then 5
-    assert plan._parts([], 2) == [(0, 0)]
+    assert header_facts.parts_of(entries, 2) == [(0, 7), (7, 8)]
+    assert header_facts.parts_of(entries[:6], 2) == [(0, 1), (1, 6)]  # 5 bytes of 10, then 5
+    assert header_facts.parts_of([], 2) == [(0, 0)]
 
 
 @pytest.mark.parametrize("fmt", ["html", "markdown"])
@@ -244,8 +244,8 @@ def test_a_worker_that_cannot_read_the_facts_leaves_the_export_as_it_is(
     # a module-level function the worker finds by name, called with the wrong arguments
     monkeypatch.setattr(plan, "figures_in_worker", os.stat)
     got: list[Any] = []
-    real = plan.LaterFigures.get
-    monkeypatch.setattr(plan.LaterFigures, "get", lambda self: got.append(real(self)))
+    real = header_facts.LaterFigures.get
+    monkeypatch.setattr(header_facts.LaterFigures, "get", lambda self: got.append(real(self)))
     page = _export(branched, fmt, 2)
     assert got == [None]  # failed there: read here
     assert _export(branched, fmt, 1) == page

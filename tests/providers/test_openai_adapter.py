@@ -21,12 +21,8 @@ from locations import FIXTURES
 from jsonl_session import Session
 from jsonl_session.providers.common import ToolSpec
 from jsonl_session.providers.history import NO_RESULT_TEXT
-from jsonl_session.providers.openai import (
-    EMPTY_RESULT_TEXT,
-    api_call_id,
-    to_openai_chat,
-    to_openai_responses,
-)
+from jsonl_session.providers.openai import to_openai_chat, to_openai_responses
+from jsonl_session.providers.openai_common import EMPTY_RESULT_TEXT, api_call_id
 
 WELL_FORMED = [
     "linear",

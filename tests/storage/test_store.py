@@ -1,6 +1,6 @@
-"""store.py on its own: paths, permissions, new files, locks, sealing torn tails,
-whole-line appends and atomic rewrites. Real files in tmp_path; the cross-process
-side of locking is in test_concurrency.py."""
+"""store.py on its own: paths, permissions, new files, sidecars (new_files.py's),
+locks, sealing torn tails, whole-line appends and atomic rewrites. Real files in
+tmp_path; the cross-process side of locking is in test_concurrency.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from helpers_write import age, file_lines, mode_of, sidecars, try_lock, v3_bytes
 from locations import FIXTURES
 
 from jsonl_session import Session, SessionWriteError
-from jsonl_session.storage import paths, store
+from jsonl_session.storage import new_files, paths, store
 
 
 class TestPaths:
@@ -82,17 +82,17 @@ class TestWriteNewFile:
 class TestSidecarNames:
     def test_the_first_free_number_is_used(self, tmp_path: Path) -> None:
         target = write_file(tmp_path / "s.jsonl", b"x\n")
-        assert store.create_sidecar(target, "torn", b"a") == tmp_path / "s.jsonl.torn-1"
+        assert new_files.create_sidecar(target, "torn", b"a") == tmp_path / "s.jsonl.torn-1"
         write_file(tmp_path / "s.jsonl.torn-2", b"")
-        assert store.create_sidecar(target, "torn", b"b") == tmp_path / "s.jsonl.torn-3"
-        assert store.create_sidecar(target, "v1.bak", b"c") == tmp_path / "s.jsonl.v1.bak-1"
+        assert new_files.create_sidecar(target, "torn", b"b") == tmp_path / "s.jsonl.torn-3"
+        assert new_files.create_sidecar(target, "v1.bak", b"c") == tmp_path / "s.jsonl.v1.bak-1"
         assert (tmp_path / "s.jsonl.torn-1").read_bytes() == b"a"
 
     def test_a_link_at_a_sidecar_name_is_skipped_not_followed(self, tmp_path: Path) -> None:
         target = write_file(tmp_path / "s.jsonl", b"x\n")
         elsewhere = tmp_path / "elsewhere"
         (tmp_path / "s.jsonl.torn-1").symlink_to(elsewhere)  # dangling
-        assert store.create_sidecar(target, "torn", b"a") == tmp_path / "s.jsonl.torn-2"
+        assert new_files.create_sidecar(target, "torn", b"a") == tmp_path / "s.jsonl.torn-2"
         assert not elsewhere.exists()
 
 

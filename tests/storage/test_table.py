@@ -1,8 +1,8 @@
-"""A run of entries kept as an index-cache record (table.py) answers as the entries
-themselves do: positions, ids, parent chains, labels and names; a tree index over a
-table and the entries after it equals one over all the entries, also when the later
-entries reuse an id or supply a parent the table lacks; and a record brought up to
-date equals one made afresh."""
+"""A run of entries kept as an index-cache record (table.py; made by table_build.py)
+answers as the entries themselves do: positions, ids, parent chains, labels and names;
+a tree index over a table and the entries after it equals one over all the entries,
+also when the later entries reuse an id or supply a parent the table lacks; and a
+record brought up to date equals one made afresh."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from locations import FIXTURES
 from jsonl_session import Session, load_entries
 from jsonl_session.errors import JsonlSessionError, SessionTreeError
 from jsonl_session.format.entry import StoredEntry, decode_envelope
-from jsonl_session.storage import table
-from jsonl_session.storage.table import EntryTable, TableRecord, table_record
+from jsonl_session.storage import table, table_build
+from jsonl_session.storage.table import EntryTable, TableRecord
+from jsonl_session.storage.table_build import table_record
 from jsonl_session.tree import TreeIndex
 
 
@@ -238,12 +239,14 @@ class TestARecordBroughtUpToDate:
         grown = table_record(later, as_table(earlier))
         assert record_key(grown) == record_key(table_record(entries))
 
-    @pytest.mark.parametrize("size", [table.BLOCK - 1, table.BLOCK, table.BLOCK + 1])
+    @pytest.mark.parametrize(
+        "size", [table_build.BLOCK - 1, table_build.BLOCK, table_build.BLOCK + 1]
+    )
     def test_only_the_last_block_is_encoded_again(self, size: int) -> None:
         entries = chain(*(f"{n:08x}" for n in range(size + 5)))
         base = table_record(entries[:size])
         grown = table_record(entries[size:], as_table(entries[:size]))
-        full = size // table.BLOCK
+        full = size // table_build.BLOCK
         assert grown.blocks[:full] == base.blocks[:full]
         assert record_key(grown) == record_key(table_record(entries))
 
@@ -268,7 +271,7 @@ class TestASessionOverACachedRecord:
         assert len(loaded.entries) == len(plain.entries) and loaded.read_entries == []
         decoded.clear()
         session = Session.open(big)
-        assert decoded == [len(plain.entries) // table.BLOCK]  # the leaf's block
+        assert decoded == [len(plain.entries) // table_build.BLOCK]  # the leaf's block
         assert (session.leaf_id, session.name, session.labels) == (
             plain.leaf_id,
             plain.name,
@@ -278,7 +281,7 @@ class TestASessionOverACachedRecord:
         assert session.build_context() == plain.build_context()
         path = {e.line for e in plain.branch_path()}
         lines = [e.line for e in plain.entries]
-        blocks = {n // table.BLOCK for n, number in enumerate(lines) if number in path}
+        blocks = {n // table_build.BLOCK for n, number in enumerate(lines) if number in path}
         assert set(decoded) <= blocks
         assert [entry_key(e) for e in session.entries] == [entry_key(e) for e in plain.entries]
         assert session.problems == plain.problems
@@ -338,7 +341,7 @@ class TestARecordMadeFromEntriesJustRead:
     )
     def test_its_parents_are_those_a_dict_of_every_id_gives(self, later: list[StoredEntry]) -> None:
         entries = [*chain(*(f"{n:08x}" for n in range(200))), *later]
-        record, positions = table.fresh_columns(entries)
+        record, positions = table_build.fresh_columns(entries)
         clean, codes, missing = reference_parents(entries)
         assert (record.clean, record.missing) == (clean, missing)
         assert list(table._positions_from(record.parents)) == codes
@@ -347,9 +350,9 @@ class TestARecordMadeFromEntriesJustRead:
     @pytest.mark.parametrize("path", V3_FIXTURES, ids=lambda p: p.name)
     def test_a_table_over_them_answers_as_one_read_back_from_its_record(self, path: Path) -> None:
         entries = fixture_entries(path)
-        fresh = table.fresh_table(entries, None)
+        fresh = table_build.fresh_table(entries, None)
         held = as_table(entries)
-        assert record_key(table.kept_record(fresh)) == record_key(held.record)
+        assert record_key(table_build.kept_record(fresh)) == record_key(held.record)
         assert fresh.clean == held.clean
         ids = list(dict.fromkeys(e.id for e in entries))
         if fresh.clean:

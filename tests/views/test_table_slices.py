@@ -14,7 +14,7 @@ import pytest
 from helpers_large import generate
 
 from jsonl_session import textconv_chunks
-from jsonl_session.storage import table
+from jsonl_session.storage import table, table_build
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.views import slices, table_slices, textconv
 
@@ -22,7 +22,7 @@ from jsonl_session.views import slices, table_slices, textconv
 @pytest.fixture
 def small_blocks(monkeypatch: pytest.MonkeyPatch, own_cache_folder: Path) -> list[Any]:
     """Records of 64-entry blocks, workers for any size; what `table_slices` gave."""
-    monkeypatch.setattr(table, "BLOCK", 64)
+    monkeypatch.setattr(table_build, "BLOCK", 64)
     monkeypatch.setattr(slices, "PARALLEL_BYTES", 0)
     given: list[Any] = []
     real = table_slices.table_slices
@@ -117,7 +117,7 @@ def test_a_record_made_with_another_block_size_gives_the_same_transcript(
 ) -> None:
     # made with blocks of 64 entries, read where a block is 1,024: its own size counts
     path = recorded(generate(tmp_path / "gen.jsonl", 700))
-    monkeypatch.setattr(table, "BLOCK", 1024)
+    monkeypatch.setattr(table_build, "BLOCK", 1024)
     alone = "".join(textconv_chunks(path, cache=False))
     small_blocks.clear()
     assert "".join(textconv_chunks(path, workers=2)) == alone

@@ -21,7 +21,7 @@ from locations import FIXTURES, ROOT, copy_fixture
 
 from jsonl_session import Session
 from jsonl_session.cli import app
-from jsonl_session.views import textconv as textconv_module
+from jsonl_session.views import textconv_blocks
 from jsonl_session.views.textconv import textconv
 
 DAMAGED = sorted(p.stem for p in FIXTURES.glob("damaged-*.jsonl"))
@@ -184,8 +184,8 @@ def test_a_long_text_indented_a_stretch_at_a_time_is_indented_as_a_whole(
     bounds = sorted({0, len(text), *(min(cut, len(text)) for cut in cuts)})
     pieces = [text[start:end] for start, end in itertools.pairwise(bounds)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(textconv_module, "_STRETCH", stretch)
-        assert "".join(textconv_module._indented(pieces)) == textconv_module._indent(text)
+        patch.setattr(textconv_blocks, "_STRETCH", stretch)
+        assert "".join(textconv_blocks._indented(pieces)) == textconv_blocks.indent(text)
 
 
 @given(text=st.text(alphabet="ab \n\r\t\x00\x1f\x7f\x85\u2028\u00e9\U0001f600", max_size=60))
@@ -195,7 +195,7 @@ def test_a_text_is_indented_line_by_line(text: str) -> None:
     # knows): two spaces before it unless it is empty; its controls are the
     # transcript's to escape, with everything else
     expected = "\n".join("  " + line if line else "" for line in text.split("\n"))
-    assert textconv_module._indent(text) == expected
+    assert textconv_blocks.indent(text) == expected
 
 
 def _escaped_c0(text: str) -> str:
@@ -258,6 +258,6 @@ def test_a_long_output_thinking_and_error_read_as_when_indented_whole(
         result = {"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": content}
         session.append_message({**result, "isError": error, "timestamp": 3})
     whole = textconv(session.path, cache=False)
-    monkeypatch.setattr(textconv_module, "_STRETCH", 500)
+    monkeypatch.setattr(textconv_blocks, "_STRETCH", 500)
     assert textconv(session.path, cache=False) == whole
     assert "  (error) a line of output\\x07" in whole

@@ -16,14 +16,16 @@ from message_shapes import EDGE_CASES, message_like
 
 from jsonl_session import Session
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.views import textconv
+from jsonl_session.views import textconv_blocks
 from jsonl_session.views.textconv_lean import message_texts
 
 
 def _block(entry: StoredEntry, data: dict[str, Any], repeated: bool) -> tuple[str, str]:
     """The block both ways: (as the transcript writes it, through the view)."""
-    written = textconv._entry_block(entry, data, "0000aaaa", repeated)
-    viewed = textconv._viewed_block(entry, data, f">> branch from {entry.parent_id}", repeated)
+    written = textconv_blocks.entry_block(entry, data, "0000aaaa", repeated)
+    viewed = textconv_blocks.viewed_block(
+        entry, data, f">> branch from {entry.parent_id}", repeated
+    )
     as_text = [block if isinstance(block, str) else "".join(block) for block in (written, viewed)]
     return as_text[0], as_text[1]
 
