@@ -4,8 +4,7 @@ hundreds of MB decodes every message line, which one process does at about 250 M
 Owns when a session is long enough to spread (`SPREAD_BYTES` of lines), how its body
 entries are shared (chunks of `CHUNK_BYTES`: the calling process measures them from
 the first on, spawned workers from the last back, until the two ends meet; the last
-chunks may be handed out before the session's entries are all built, `head_start`,
-and a chunk handed out that no worker started is taken back),
+chunks may be handed out before the session's entries are all built, `head_start`),
 what a worker gets (`Part`: the few columns of its entries that measuring reads, never the
 session; storage/columns.py) and does (`measure_in_worker`: it reads its entries'
 lines from the file by offset), and how the parts' figures join: counts added in
@@ -90,9 +89,10 @@ def head_start(from_the_end: Iterable[StoredEntry], largest: int) -> HeadStart |
     workers = warm_pool_waiting()
     if workers < 1:
         return None
-    # two chunks for each process, about the time this process takes to build every
-    # entry of a long session (those no worker started are taken back at the end)
-    wanted = 2 * (workers + 1)
+    # one chunk each and one queued, as `measure_spread` hands them out (never more:
+    # a future handed out cannot be taken back safely, see there), each twice as long,
+    # so that they last about as long as this process takes to build every entry
+    wanted = workers + 1
     tail: list[StoredEntry] = []
     sizes: list[int] = []  # each chunk's entries, from the last back
     seen = 0
@@ -102,7 +102,7 @@ def head_start(from_the_end: Iterable[StoredEntry], largest: int) -> HeadStart |
         if is_body(entry):
             tail.append(entry)
             seen += entry.length
-            if seen >= CHUNK_BYTES:
+            if seen >= 2 * CHUNK_BYTES:
                 sizes.append(len(tail) - sum(sizes))
                 seen = 0
     else:
@@ -223,9 +223,10 @@ def measure_spread(
             low += 1
             hand_out()
         for index in range(high, len(chunks)):  # in order
+            # (a future is never cancelled here to be measured instead: on Python 3.11
+            # a worker that died after that left the pool's manager thread dead and
+            # the other workers waiting for ever, CPython gh-107219)
             try:
-                if handed[index].cancel():  # (no worker took it yet: measured here)
-                    raise _Unstarted
                 later, later_tally = handed[index].result()
             except Exception:
                 # measured again here, which raises the error whole: a worker's may not
@@ -240,10 +241,6 @@ def measure_spread(
         pool.shutdown(wait=True, cancel_futures=True)
     out.recorded = tally.recorded()
     return out
-
-
-class _Unstarted(Exception):
-    """A chunk handed out that no worker started: this process measures it."""
 
 
 def _alone(

@@ -18,7 +18,7 @@ import typer
 
 from jsonl_session.cli.inputs import session_file
 from jsonl_session.cli.options import InputArg, LeafOption, cache_for, reports_errors, usage
-from jsonl_session.cli.output import print_json, say
+from jsonl_session.cli.output import print_json, say, write_out
 
 ExportWorkersOption = Annotated[
     int | None,
@@ -93,7 +93,7 @@ def export(
         if fmt.value == "json":  # (its pieces as UTF-8: JSON writes a lone surrogate escaped)
             sys.stdout.flush()
             for data in chunks.encoded():
-                sys.stdout.buffer.write(json_visible(data))
+                write_out(json_visible(data))
         else:
             for piece in chunks:
                 sys.stdout.write(visible(piece))

@@ -130,12 +130,23 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     return Text.assemble(*parts)
 
 
+def write_out(data: bytes) -> None:
+    """``data`` on stdout, all of it: a pipe takes a long write in parts, and the
+    buffer gives back how much went (a reader that went stops the part after: a
+    BrokenPipeError, the command's exit code 141), never raising on a short write."""
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        took = out.write(view)
+        view = view[took if took is not None else len(view) :]  # (None: all of it)
+
+
 def print_json(value: Any) -> None:
     """Compact JSON, as JSON.stringify writes it, on stdout."""
     from jsonl_session import to_json
     from jsonl_session.cli.terminal_text import json_visible
 
-    sys.stdout.buffer.write(json_visible(to_json(value)) + b"\n")
+    write_out(json_visible(to_json(value)) + b"\n")
     sys.stdout.flush()
 
 
@@ -145,7 +156,7 @@ def print_json_list(items: Iterable[Any]) -> None:
     from jsonl_session import to_json
     from jsonl_session.cli.terminal_text import json_visible
 
-    write, remaining, separator = sys.stdout.buffer.write, iter(items), b"["
+    write, remaining, separator = write_out, iter(items), b"["
     while part := list(itertools.islice(remaining, 1000)):
         write(separator + json_visible(b",".join(map(to_json, part))))
         separator = b","

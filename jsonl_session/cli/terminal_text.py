@@ -22,6 +22,8 @@ exactly: that is data, not a terminal.
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +52,12 @@ def safe_console(**options: Any) -> Console:
                     segment if segment.control else Segment(visible(segment.text), segment.style)
                     for segment in buffer
                 )
+
+            def on_broken_pipe(self) -> None:
+                # the reader went: said as every command says it (exit code 141,
+                # options.reports_errors), not rich's own exit code 1
+                self.quiet = True
+                raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
         _console_class = SafeConsole
     made: Console = _console_class(**options)

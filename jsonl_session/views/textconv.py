@@ -105,7 +105,10 @@ def write_textconv(
                 written += item.size
                 continue
             data = item.take() if isinstance(item, SpooledPiece) else item
-            stream.write(data)
+            view = memoryview(data)
+            while view:  # (a pipe may take a long write in parts: the rest goes on)
+                took = stream.write(view)
+                view = view[took if took is not None else len(view) :]  # (None: all)
             written += len(data)
     finally:
         pieces.close()

@@ -349,7 +349,14 @@ class TestOutputForPipes:
         assert wide.endswith(WIDE_TEXT[-4:]) and cell_len(wide) < 250
 
     @pytest.mark.parametrize(
-        "args", [("textconv",), ("export", "-f", "markdown"), ("export", "-f", "json")]
+        "args",
+        [
+            ("textconv",),
+            ("export", "-f", "markdown"),
+            ("export", "-f", "json"),
+            ("show", "--json"),  # (one long write, which a pipe takes in parts)
+            ("context",),  # (printed by rich, which has a way of its own)
+        ],
     )
     def test_a_reader_that_stops_early_ends_the_command_quietly(
         self, tmp_path: Path, args: tuple[str, ...]
