@@ -67,9 +67,9 @@ class HeadStart:
     started: ProcessPoolExecutor | None = None  # the pool started for it, if it was
 
     def drop(self) -> None:
-        """Not used: the figures are had otherwise."""
-        for future in self.futures:
-            future.cancel()
+        """Not used: the figures are had otherwise. Its chunks are left to run, not
+        cancelled: the pool may go on (see `measure_spread`)."""
+        self.futures = []
         self.release()
 
     def release(self) -> None:
