@@ -30,7 +30,7 @@ from jsonl_session.breakdown_spread import HeadStart, head_start, measure_spread
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.processes import drop_warm_pool, warm_pool_waiting
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, RecordCache, cache_root
-from jsonl_session.storage.stamps import stamp
+from jsonl_session.storage.stamps import Stamp, stamp
 from jsonl_session.usage import RecordedUsage, UsageTotal
 
 _VERSION = 2  # the record's layout, and what measuring counts: a change gets a new one
@@ -63,9 +63,57 @@ class _Record(msgspec.Struct, array_like=True):
     tokens: list[int]
 
 
+class KeptRecord:
+    """A session file held open, its size and times taken before anything is measured
+    (a change made since shows as one), and its record when the stamp holds
+    (`kept_record`): read once, for `head_start_unless_kept` and `stored_figures`
+    both. Closed by whoever made it."""
+
+    __slots__ = ("before", "fd", "found", "records")
+
+    def __init__(
+        self,
+        records: RecordCache[_Record],
+        fd: int,
+        before: os.stat_result,
+        found: tuple[Stamp, _Record] | None,
+    ) -> None:
+        self.records, self.fd, self.before, self.found = records, fd, before, found
+
+    @property
+    def covers(self) -> bool:
+        """Whether the record covers the whole file (it may stand: `_stands_for`)."""
+        return self.found is not None and self.found[0].covered == self.before.st_size
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def kept_record(session_path: Path, cache: CacheOption) -> KeptRecord | None:
+    """The file at ``session_path`` and its record in ``cache`` (none read for a file
+    under `SMALLEST_BYTES`); None without a cache, or for a file that cannot be opened."""
+    root = cache_root(cache)
+    if root is None:
+        return None
+    try:
+        fd = os.open(session_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None
+    try:
+        records = RecordCache(root, "stats", _Record, version=_VERSION)
+        before = os.fstat(fd)
+        found = None
+        if before.st_size >= SMALLEST_BYTES:
+            found = records.load(session_path, fd, unchanged_only=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return KeptRecord(records, fd, before, found)
+
+
 def head_start_unless_kept(
     session_path: Path,
-    cache: CacheOption,
+    kept: KeptRecord | None,
     from_the_end: Iterable[StoredEntry],
     largest: int,
     workers: int | None,
@@ -73,22 +121,10 @@ def head_start_unless_kept(
     """breakdown_spread.py's `head_start` for the session file at ``session_path``,
     whose entries ``from_the_end`` gives from the last back, to ``workers`` (None: a
     process per core), started now if none waits (`warm_spread`); None when its
-    figures are kept for the file as it is now (nothing is measured then), or it is
-    too short to spread. The caller lets it go (`HeadStart.release`)."""
-    root = cache_root(cache)
-    if root is not None:
-        try:
-            fd = os.open(session_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        except OSError:
-            return None
-        try:
-            size = os.fstat(fd).st_size
-            records = RecordCache(root, "stats", _Record, version=_VERSION)
-            found = records.load(session_path, fd, unchanged_only=True)
-            if size >= SMALLEST_BYTES and found is not None and found[0].covered == size:
-                return None
-        finally:
-            os.close(fd)
+    record (``kept``) covers the file as it is now (nothing is measured if it stands),
+    or it is too short to spread. The caller lets it go (`HeadStart.release`)."""
+    if kept is not None and kept.covers:
+        return None
     started = None if warm_pool_waiting() else warm_spread(session_path, workers)
     head = head_start(from_the_end, largest)
     if head is None:
@@ -107,35 +143,31 @@ def stored_figures(
     workers: int | None = 1,
     meanwhile: Callable[[], object] | None = None,
     head: HeadStart | None = None,
+    kept: KeptRecord | None = None,
 ) -> Stored:
     """`measure_stored` of the body entries of ``entries``, which were read from the
     file at ``session_path``: from its record in ``cache`` when one stands for them,
     else measured, by ``workers`` processes when the session is long (see
     breakdown_spread.py; the record written when the file is as it was read).
     ``meanwhile``: the caller's other work, called once (while workers measure, if
-    they do: `measure_spread`); ``head``: `head_start_unless_kept`'s."""
+    they do: `measure_spread`); ``head``: `head_start_unless_kept`'s; ``kept``: the
+    file and its record as the caller read them (`kept_record`; else read here)."""
     bodies = body_entries(entries)
-    root = cache_root(cache)
-    if root is None:
+    own = kept is None
+    if kept is None:
+        kept = kept_record(session_path, cache)
+    if kept is None:
         return measure_spread(bodies, largest, workers, meanwhile, head)
     try:
-        fd = os.open(session_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    except OSError:
-        return measure_spread(bodies, largest, workers, meanwhile, head)
-    try:
-        records = RecordCache(root, "stats", _Record, version=_VERSION)
-        before = os.fstat(fd)  # before measuring: a change made since shows as one
+        before = kept.before
         if before.st_size < SMALLEST_BYTES:
             return measure_spread(bodies, largest, workers, meanwhile, head)
-        found = records.load(session_path, fd, unchanged_only=True)
-        if found is not None:
-            mark, record = found
-            if mark.covered == before.st_size and _stands_for(record, bodies, largest):
-                if head is not None:
-                    head.drop()
-                if meanwhile is not None:
-                    meanwhile()
-                return _from_record(record)
+        if kept.found is not None and kept.covers and _stands_for(kept.found[1], bodies, largest):
+            if head is not None:
+                head.drop()
+            if meanwhile is not None:
+                meanwhile()
+            return _from_record(kept.found[1])
         measured = measure_spread(bodies, largest, workers, meanwhile, head)
         if _read_whole(entries, before.st_size):
             record = _to_record(measured, bodies, largest)
@@ -143,10 +175,12 @@ def stored_figures(
                 msgspec.msgpack.encode(record)  # (a value msgpack cannot hold: not kept)
             except RECORD_ENCODING_ERRORS:
                 return measured
-            records.save(session_path, stamp(fd, before.st_size, _NO_CRC, before), record)
+            mark = stamp(kept.fd, before.st_size, _NO_CRC, before)
+            kept.records.save(session_path, mark, record)
         return measured
     finally:
-        os.close(fd)
+        if own:
+            kept.close()
 
 
 def _last_end(bodies: Sequence[StoredEntry]) -> int:

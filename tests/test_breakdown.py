@@ -357,6 +357,22 @@ class TestSpreadOverProcesses:
         assert figures(Session.open(path), workers=2) == kept
         assert pools == []
 
+    def test_the_stats_record_is_read_once_when_workers_may_measure(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pools: list[int]
+    ) -> None:
+        path = generate(tmp_path / "gen.jsonl", entries=900)
+        kept = figures(Session.open(path), workers=1)  # measured, and kept
+        session = Session.open(path)
+        read: list[str] = []
+        load = breakdown_cache.RecordCache.load
+        monkeypatch.setattr(
+            breakdown_cache.RecordCache,
+            "load",
+            lambda self, *a, **k: (read.append(self.folder.name), load(self, *a, **k))[1],
+        )
+        assert figures(session, workers=2) == kept
+        assert [name for name in read if name.startswith("stats")] == ["stats-2"]
+
     def test_a_head_start_that_is_not_the_last_entries_is_not_used(
         self, tmp_path: Path, pools: list[int]
     ) -> None:

@@ -20,7 +20,7 @@ from jsonl_session.breakdown import (
     model_figures,
     on_path,
 )
-from jsonl_session.breakdown_cache import head_start_unless_kept, stored_figures
+from jsonl_session.breakdown_cache import head_start_unless_kept, kept_record, stored_figures
 from jsonl_session.breakdown_spread import measure_spread
 from jsonl_session.context import EMPTY_LEAF, Projection, project_path
 from jsonl_session.format.entry import StoredEntry
@@ -54,9 +54,10 @@ def session_breakdown(
     """`Session.token_breakdown` of ``session``, whose entries ``index`` holds;
     ``opened``: as read from its file (its figures may be in ``cache``, its record)."""
     target = session.leaf_id if leaf_id is None else leaf_id
+    kept = kept_record(session.path, cache) if opened else None  # (read once)
     # the last entries to the workers, if they are to measure, before all are built
     head = (
-        head_start_unless_kept(session.path, cache, index.from_the_end(), largest, workers)
+        head_start_unless_kept(session.path, kept, index.from_the_end(), largest, workers)
         if opened and workers != 1
         else None
     )
@@ -77,7 +78,7 @@ def session_breakdown(
 
         if opened:  # its cached figures, if they stand
             stored = stored_figures(
-                session.path, cache, entries, largest, workers, model_side, head
+                session.path, cache, entries, largest, workers, model_side, head, kept
             )
         else:
             stored = measure_spread(body_entries(entries), largest, workers, model_side)
@@ -85,3 +86,5 @@ def session_breakdown(
     finally:
         if head is not None:
             head.release()
+        if kept is not None:
+            kept.close()
