@@ -7,7 +7,8 @@ they answer, compactions and branch summaries folded, and small one-line notes f
 model and thinking-level changes, labels, names and extension state. The pieces
 inside an entry are html_parts.py's, Markdown and highlighting markup.py's, the
 stylesheet html_style.py's, which call a result answers html_calls.py's; what the
-export shows is plan.py's.
+export shows is plan.py's. The common messages, when nothing is redacted, are written
+straight from their bodies by html_lean.py, the same HTML as through their views.
 
 A long page is rendered here until nothing more is highlighted (markup.py's budget,
 and `HIGHLIGHT_SPAN`), then by worker processes, a slice of entries each
@@ -19,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from jsonl_session.export.html_calls import CallFinder, CallsSaid, call_told
-from jsonl_session.export.html_parts import CallSeen, PartRenderer
+from jsonl_session.export.html_calls import CallFinder, CallsSaid, call_told, told_call
+from jsonl_session.export.html_lean import lean_message
+from jsonl_session.export.html_parts import CallSeen, PartRenderer, entry_meta
 from jsonl_session.export.html_style import page_css
 from jsonl_session.export.html_tree import branch_index, run_anchor
 from jsonl_session.export.markup import escape, json_html
@@ -88,6 +90,11 @@ its facts (the header): past it, this process waits for them."""
 def _body(plan: ExportPlan, workers: int | None) -> Iterator[Piece]:
     parts = PartRenderer()
     finder = CallFinder(plan.session.get, plan.redactor.enabled)
+    lean = not plan.redactor.enabled  # (messages written without their views: html_lean.py)
+
+    def answered(entry: StoredEntry, ref: str) -> CallSeen | None:
+        return finder.answered(entry, ref, parts)
+
     spread: Spread | None = None
     may_spread = workers != 1
     before = 0  # bytes of the lines of the entries rendered so far
@@ -96,7 +103,7 @@ def _body(plan: ExportPlan, workers: int | None) -> Iterator[Piece]:
         if spread is not None:
             yield from spread.pieces_of(index)
             continue
-        views = plan.take_views(entries)
+        bodies = plan.take_bodies(entries)
         for at in range(len(entries)):
             if before >= HIGHLIGHT_SPAN:
                 parts.markup.budget = 0
@@ -107,12 +114,20 @@ def _body(plan: ExportPlan, workers: int | None) -> Iterator[Piece]:
                 context = finder.slice_context(parts)
                 spread = plan.spread(html_entry, state, workers, (index, at), context, utf8=True)
                 if spread is not None:
-                    views.close()  # its batch of lines read ahead is the workers' now
+                    bodies.close()  # its batch of lines read ahead is the workers' now
                     yield from spread.pieces_of(index)
                     break
-            view = next(views)
-            before += view.entry.length
-            yield from joined(["\n", *_entry(plan.labels, parts, view, finder.call(view, parts))])
+            entry, view, data = next(bodies)
+            before += entry.length
+            pieces = None
+            if view is None and lean:
+                assert data is not None
+                pieces = lean_message(plan.labels, parts, entry, data, answered)
+            if pieces is None:
+                if view is None:
+                    view = view_entry(entry, plan.redactor, data)
+                pieces = _entry(plan.labels, parts, view, finder.call(view, parts))
+            yield from joined(["\n", *pieces])
 
 
 class SliceState:
@@ -148,8 +163,14 @@ def html_entry(
     """One entry of the page, from its body, in a worker (views/slices.py's `Render`),
     in pieces (a long output's text not joined)."""
     assert isinstance(entry, StoredEntry)
-    view = view_entry(entry, redactor, data)
     parts = state.parts
+    if data is not None and not redactor.enabled:
+        pieces = lean_message(
+            state.labels, parts, entry, data, lambda _result, ref: told_call(said, ref, parts)
+        )
+        if pieces is not None:
+            return joined(["\n", *pieces])
+    view = view_entry(entry, redactor, data)
     return joined(["\n", *_entry(state.labels, parts, view, call_told(said, view, parts))])
 
 
@@ -166,11 +187,7 @@ def _entry(
 ) -> list[str]:
     """One entry, in pieces; ``call`` is the call it answers (a tool result)."""
     entry = view.entry
-    anchor = escape(f"e-{entry.id}")
-    ident = f'<a class="id mono" href="#{anchor}" title="link to this entry">{escape(entry.id)}</a>'
-    label = labels.get(entry.id)
-    chip = f'<span class="label">{escape(label)}</span>' if label else ""
-    meta = _time(entry.timestamp) + ident + chip
+    anchor, meta = entry_meta(labels, entry)
     if entry.role == "system":
         return [_system(view, anchor, meta)]
     if view.is_note or view.kind == "unknown":
@@ -241,10 +258,3 @@ def _system(view: EntryView, anchor: str, meta: str) -> str:
     summary = f'{line} <span class="meta">{meta}</span>'
     folded = f"<details><summary>{summary}</summary>{body}</details>"
     return f'<div class="entry note system" id="{anchor}">{folded}</div>'
-
-
-def _time(timestamp: str) -> str:
-    if not timestamp:
-        return ""
-    shown = timestamp.replace("T", " ").split(".")[0].removesuffix("Z")
-    return f'<time datetime="{escape(timestamp)}" title="UTC">{escape(shown)}</time>'

@@ -42,8 +42,12 @@ class CallFinder:
         """The call ``view`` (a tool result) answers, if any."""
         if not _is_result(view.entry) or view.kind != "tool-result":
             return None
-        caller = self.caller(view.entry)
-        return self.calls_of(caller, parts).get(view.answers) if caller is not None else None
+        return self.answered(view.entry, view.answers, parts)
+
+    def answered(self, entry: StoredEntry, ref: str, parts: PartRenderer) -> CallSeen | None:
+        """The call of id ``ref`` that ``entry``, a tool result, answers, if any."""
+        caller = self.caller(entry)
+        return self.calls_of(caller, parts).get(ref) if caller is not None else None
 
     def caller(self, entry: StoredEntry) -> StoredEntry | None:
         """The assistant message ``entry`` follows: its nearest ancestor that is one."""
@@ -95,8 +99,16 @@ def call_told(said: CallsSaid, view: EntryView, parts: PartRenderer) -> CallSeen
     """In a worker: the call ``view`` answers, from what its slice was told."""
     if said is None or view.kind != "tool-result":
         return None
+    return told_call(said, view.answers, parts)
+
+
+def told_call(said: CallsSaid, ref: str, parts: PartRenderer) -> CallSeen | None:
+    """In a worker: the call of id ``ref`` a tool result answers, from what its slice
+    was told of it (``said``)."""
+    if said is None:
+        return None
     calls = parts.calls.get(said, {}) if isinstance(said, int) else said
-    return calls.get(view.answers)
+    return calls.get(ref)
 
 
 def _is_result(entry: StoredEntry) -> bool:

@@ -24,6 +24,7 @@ from jsonl_session.export.markup import (
     escape_text,
     json_html,
 )
+from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text, loads_text
 from jsonl_session.views.describe import one_line
 from jsonl_session.views.transcript import EntryView, Part
@@ -71,10 +72,14 @@ class PartRenderer:
             else:
                 pieces += html
         if made:
-            self.calls[view.entry.line] = made
-            if len(self.calls) > self.REMEMBERED:
-                del self.calls[next(iter(self.calls))]  # the oldest
+            self.remember(view.entry.line, made)
         return pieces
+
+    def remember(self, line: int, made: dict[str, CallSeen]) -> None:
+        """The calls the entry at ``line`` made, kept for the results that follow."""
+        self.calls[line] = made
+        if len(self.calls) > self.REMEMBERED:
+            del self.calls[next(iter(self.calls))]  # the oldest
 
     def part(
         self, part: Part, call: CallSeen | None = None, made: dict[str, CallSeen] | None = None
@@ -82,11 +87,9 @@ class PartRenderer:
         """One part (a long output in pieces); a tool call's is added to ``made``."""
         kind = part.kind
         if kind == "text":
-            return f'<div class="md">{self.markup.markdown(part.text)}</div>'
+            return self.text(part.text)
         if kind == "thinking":
-            words = len(part.text.split())
-            body = f'<div class="md">{self.markup.markdown(part.text)}</div>'
-            return _details(f"Thinking · {words} words", body, "thinking")
+            return self.thinking(part.text)
         if kind == "tool-call":
             return self._tool_call(part, made)
         if kind == "output":
@@ -99,30 +102,58 @@ class PartRenderer:
             return f'<p class="error">{escape(part.text)}</p>'
         if kind == "note":
             return f'<p class="stop">{escape(part.text)}</p>'
-        return _details(escape(part.title or "data"), json_html(part.text), "data")
+        return folded(escape(part.title or "data"), json_html(part.text), "data")
+
+    def text(self, text: str) -> str:
+        """A text, its Markdown rendered."""
+        return f'<div class="md">{self.markup.markdown(text)}</div>'
+
+    def thinking(self, text: str) -> str:
+        """A model's thinking, folded under how many words it holds."""
+        words = len(text.split())
+        body = f'<div class="md">{self.markup.markdown(text)}</div>'
+        return folded(f"Thinking · {words} words", body, "thinking")
 
     def _tool_call(self, part: Part, made: dict[str, CallSeen] | None) -> str:
-        args = _arguments(part)
-        if part.ref and made is not None:
-            made[part.ref] = call_seen(part, args)
+        args = arguments_of(part.text)
+        return self.tool_call(part.title, part.ref, args, json_html(part.text), made)
+
+    def tool_call(
+        self,
+        name: str,
+        ref: str,
+        args: dict[str, Any],
+        as_json: str,
+        made: dict[str, CallSeen] | None,
+    ) -> str:
+        """A call to tool ``name`` with its arguments ``args`` (as the JSON of
+        ``as_json`` gives them back), shown as ``as_json`` (`json_html`); it is added
+        to ``made`` by its id ``ref``."""
+        if ref and made is not None:
+            made[ref] = CallSeen(name, main_argument(args, 80), _path_of(args))
         main = main_argument(args)
-        summary = f'<span class="name">{escape(part.title)}</span>'
+        summary = f'<span class="name">{escape(name)}</span>'
         summary += f' <code class="arg">{escape(main)}</code>' if main else ""
-        as_json = json_html(part.text)
-        shown = self._file_view(part.title, args)
-        body = shown + _details("arguments (JSON)", as_json, "data") if shown else as_json
-        ref = f' <span class="count">{escape(part.ref)}</span>' if part.ref else ""
-        return _details(summary + ref, body, "tool")
+        shown = self._file_view(name, args)
+        body = shown + folded("arguments (JSON)", as_json, "data") if shown else as_json
+        said_ref = f' <span class="count">{escape(ref)}</span>' if ref else ""
+        return folded(summary + said_ref, body, "tool")
 
     def _output(self, part: Part, call: CallSeen | None) -> str | list[str]:
-        error = part.title == "error"
+        return self.output(part.title == "error", call, part.size, part.pieces)
+
+    def output(
+        self, error: bool, call: CallSeen | None, size: int, pieces: list[str]
+    ) -> str | list[str]:
+        """A tool's output, the text of ``pieces`` (``size`` characters in all), under
+        the call it answers (a file it read is highlighted by the file's name)."""
         what = '<span class="is-error">Error output</span>' if error else "Output"
         path = ""
         if call is not None and call.name == "read" and not error:
             path = call.path
-        if not path and part.size > LONG_OUTPUT:
-            return _long_output(part.pieces, what)
-        text = _plain(part.text).removesuffix("\n")
+        if not path and size > LONG_OUTPUT:
+            return _long_output(pieces, what)
+        text = _plain(pieces[0] if len(pieces) == 1 else "".join(pieces)).removesuffix("\n")
         if not text:
             return '<p class="stop">(no output)</p>'
         lines = text.count("\n") + 1
@@ -134,7 +165,7 @@ class PartRenderer:
         first = "" if lines <= OPEN_OUTPUT_LINES else f" · {escape(one_line(text, 90))}"
         plural = "line" if lines == 1 else "lines"
         summary = f"{what} · {lines} {plural}{first}"
-        return _details(summary, body, "output", open_=lines <= OPEN_OUTPUT_LINES)
+        return folded(summary, body, "output", open_=lines <= OPEN_OUTPUT_LINES)
 
     def _file_view(self, tool: str, args: dict[str, Any]) -> str:
         """An edit as a diff, a written file's content highlighted; "" for other calls."""
@@ -201,19 +232,24 @@ def _one_line_of(stretches: list[str], width: int) -> str:
 
 def calls_made(view: EntryView) -> dict[str, CallSeen]:
     """The calls of ``view`` by id, as `PartRenderer.parts` remembers them."""
-    return {
-        p.ref: call_seen(p, _arguments(p)) for p in view.parts if p.kind == "tool-call" and p.ref
-    }
+    calls = [p for p in view.parts if p.kind == "tool-call" and p.ref]
+    return {p.ref: call_seen(p, arguments_of(p.text)) for p in calls}
 
 
 def call_seen(part: Part, args: dict[str, Any]) -> CallSeen:
-    path = as_text(args.get("path") or args.get("file_path") or "")
-    return CallSeen(part.title, main_argument(args, 80), path)
+    return CallSeen(part.title, main_argument(args, 80), _path_of(args))
 
 
-def _arguments(part: Part) -> dict[str, Any]:
+def _path_of(args: dict[str, Any]) -> str:
+    """The file a call reads or writes, as its result shows it."""
+    return as_text(args.get("path") or args.get("file_path") or "")
+
+
+def arguments_of(written: str) -> dict[str, Any]:
+    """A call's arguments as their JSON (``written``) reads back; {} when they are
+    not an object."""
     try:
-        arguments = loads_text(part.text)
+        arguments = loads_text(written)
     except ValueError:
         return {}
     return arguments if isinstance(arguments, dict) else {}
@@ -240,6 +276,23 @@ def _plain(text: str) -> str:
     return _ANSI.sub("", text) if "\x1b" in text else text
 
 
-def _details(summary: str, body: str, css: str, *, open_: bool = False) -> str:
+def folded(summary: str, body: str, css: str, *, open_: bool = False) -> str:
     opened = " open" if open_ else ""
     return f'<details class="{css}"{opened}><summary>{summary}</summary>{body}</details>'
+
+
+def entry_meta(labels: dict[str, str], entry: StoredEntry) -> tuple[str, str]:
+    """An entry's anchor (``e-<id>``) and its meta line's end: its time, its id as
+    a link to itself, its label."""
+    anchor = escape(f"e-{entry.id}")
+    ident = f'<a class="id mono" href="#{anchor}" title="link to this entry">{escape(entry.id)}</a>'
+    label = labels.get(entry.id)
+    chip = f'<span class="label">{escape(label)}</span>' if label else ""
+    return anchor, _time(entry.timestamp) + ident + chip
+
+
+def _time(timestamp: str) -> str:
+    if not timestamp:
+        return ""
+    shown = timestamp.replace("T", " ").split(".")[0].removesuffix("Z")
+    return f'<time datetime="{escape(timestamp)}" title="UTC">{escape(shown)}</time>'

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -127,6 +128,27 @@ def json_html(text: str) -> str:
     # Escaped first, whole: escaping adds no quote, backslash, digit or literal, so
     # the tokens found are the escaped tokens
     return '<pre class="code hl json">' + _JSON_TOKEN.sub(_json_span, escape_text(text)) + "</pre>"
+
+
+def flat_json_html(value: dict[Any, Any]) -> str | None:
+    """`json_html` of ``value`` written as format/walk.py's `dumps_indented` writes
+    it, for an object of texts (most tool calls' arguments), straight from the object:
+    None for anything else (an empty object, another value in it, a lone surrogate)."""
+    if not value:
+        return None
+    members = []
+    dumps = orjson.dumps
+    try:
+        for key, item in value.items():
+            if key.__class__ is not str or item.__class__ is not str:
+                return None
+            # each text as orjson writes it (dumps_indented's way for such an object),
+            # escaped, is the string token json_html finds there
+            said_key, said = escape_text(dumps(key).decode()), escape_text(dumps(item).decode())
+            members.append(f'<span class="nt">{said_key}</span>: <span class="s2">{said}</span>')
+    except orjson.JSONEncodeError:
+        return None
+    return '<pre class="code hl json">{\n  ' + ",\n  ".join(members) + "\n}</pre>"
 
 
 def _json_span(match: re.Match[str]) -> str:

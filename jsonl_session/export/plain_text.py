@@ -64,20 +64,26 @@ def plain_html(text: str) -> str | None:
 
 def _line_html(line: str) -> str | None:
     """One line's HTML: its text escaped, each pair of single backticks a code span
-    (one line's spans only: a span over two lines is left to the parser)."""
+    (one line's spans only: a span over two lines is left to the parser).
+
+    Outside the spans ``&``, ``<`` and ``>`` are syntax (the line is then not
+    plain), so only ``"`` is left to escape there: it is escaped in the line once the
+    spans are written, as a span's own escaping leaves no ``"`` behind."""
+    if "`" not in line:  # most lines: one search, at most one replacement
+        if _SYNTAX.search(line):
+            return None
+        return line.replace('"', "&quot;") if '"' in line else line
     if "``" in line:  # a longer run of backticks (or two spans side by side)
         return None
     pieces = line.split("`")
     if len(pieces) % 2 == 0:  # an odd number of backticks: one is unmatched
         return None
-    out: list[str] = []
-    for index, piece in enumerate(pieces):
-        if index % 2 == 0:
-            if _SYNTAX.search(piece):
-                return None
-            out.append(escapeHtml(piece))
-        elif piece[0] == " " or piece[-1] == " ":  # one space at each end is stripped
+    if _SYNTAX.search("".join(pieces[::2])):  # (one character a match: joins make none)
+        return None
+    for index in range(1, len(pieces), 2):
+        piece = pieces[index]
+        if piece[0] == " " or piece[-1] == " ":  # one space at each end is stripped
             return None
-        else:
-            out.append(f"<code>{escapeHtml(piece)}</code>")
-    return "".join(out)
+        pieces[index] = f"<code>{escapeHtml(piece)}</code>"
+    shown = "".join(pieces)
+    return shown.replace('"', "&quot;") if '"' in shown else shown

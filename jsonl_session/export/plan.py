@@ -151,15 +151,20 @@ class ExportPlan:
     def take_views(self, entries: Sequence[StoredEntry]) -> Generator[EntryView, None, None]:
         """`take_view` of each entry in turn, their lines read from disk a batch at a
         time (one read for many entries, not one each)."""
+        for entry, made, data in self.take_bodies(entries):
+            yield made if made is not None else view_entry(entry, self.redactor, data)
+
+    def take_bodies(
+        self, entries: Sequence[StoredEntry]
+    ) -> Generator[tuple[StoredEntry, EntryView | None, dict[str, Any] | None], None, None]:
+        """Each entry in turn, with the view `view` made of it (taken, as `take_view`
+        takes it) or else its body, for a renderer that may write it without a
+        view; their lines read a batch at a time."""
         for start in range(0, len(entries), _BATCH):
             batch = entries[start : start + _BATCH]
             for entry, raw in zip(batch, raw_lines(batch), strict=True):
                 made = self._views.pop(entry.id, None)
-                yield (
-                    made
-                    if made is not None
-                    else view_entry(entry, self.redactor, loads_object(raw))
-                )
+                yield entry, made, None if made is not None else loads_object(raw)
 
     def spread(
         self,
