@@ -114,6 +114,12 @@ class TreeIndex:
             return self._order
         return [*self._table.materialise(), *self._order]
 
+    def file_order_copy(self) -> list[StoredEntry]:
+        """`in_file_order` as a list the caller may keep and change (copied once)."""
+        if self._table is None:
+            return list(self._order)
+        return [*self._table.materialise(), *self._order]
+
     def from_the_end(self) -> Iterator[StoredEntry]:
         """`in_file_order` from the last entry back, building only those asked for (a
         table's block by block; `in_file_order` later gives the same objects)."""

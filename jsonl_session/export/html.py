@@ -29,7 +29,7 @@ from jsonl_session.export.markup import escape, json_html
 from jsonl_session.export.plan import ExportPlan, Spread
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text, loads_text
-from jsonl_session.views.pieces import Piece, joined, piece_size, text_of
+from jsonl_session.views.pieces import Piece, joined, piece_size
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import Run
 from jsonl_session.views.transcript import EntryView, view_entry
@@ -38,10 +38,6 @@ HIGHLIGHT_SPAN = 64 << 20
 """Code is highlighted only in the entries within this many bytes of lines from the
 page's start (and within markup.py's budget): past it a page is long enough to be
 rendered by worker processes, which have no budget to share."""
-
-
-def render_html(plan: ExportPlan) -> str:
-    return "".join(map(text_of, iter_html(plan)))
 
 
 def iter_html(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:

@@ -129,9 +129,9 @@ class PartRenderer:
         """A call to tool ``name`` with its arguments ``args`` (as the JSON of
         ``as_json`` gives them back), shown as ``as_json`` (`json_html`); it is added
         to ``made`` by its id ``ref``."""
-        if ref and made is not None:
-            made[ref] = CallSeen(name, main_argument(args, 80), _path_of(args))
         main = main_argument(args)
+        if ref and made is not None:
+            made[ref] = CallSeen(name, _narrowed(main, 80), _path_of(args))
         summary = f'<span class="name">{escape(name)}</span>'
         summary += f' <code class="arg">{escape(main)}</code>' if main else ""
         shown = self._file_view(name, args)
@@ -238,6 +238,12 @@ def calls_made(view: EntryView) -> dict[str, CallSeen]:
 
 def call_seen(part: Part, args: dict[str, Any]) -> CallSeen:
     return CallSeen(part.title, main_argument(args, 80), _path_of(args))
+
+
+def _narrowed(line: str, width: int) -> str:
+    """`one_line` of a text at ``width``, from its `one_line` at a greater width
+    (``line``): both are the text's words joined, cut where they are too long."""
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _path_of(args: dict[str, Any]) -> str:

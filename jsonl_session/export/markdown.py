@@ -12,15 +12,11 @@ from typing import Any
 from jsonl_session.export.plan import ExportPlan, Spread
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.views import pieces as handing
-from jsonl_session.views.pieces import Piece, Utf8Piece, joined, text_of
+from jsonl_session.views.pieces import Piece, Utf8Piece, joined
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
 from jsonl_session.views.spool import SpooledPiece
 from jsonl_session.views.transcript import EntryView, Part, dump_json, view_entry
-
-
-def render_markdown(plan: ExportPlan) -> str:
-    return "".join(map(text_of, iter_markdown(plan)))
 
 
 def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:

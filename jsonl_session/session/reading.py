@@ -103,7 +103,7 @@ class SessionReading:
     @property
     def entries(self) -> list[StoredEntry]:
         """Every entry in file order (damaged lines left out; see `problems`)."""
-        return list(self._state.index.in_file_order())
+        return self._state.index.file_order_copy()
 
     @property
     def revision(self) -> int:

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from message_shapes import EDGE_CASES, message_like
 
 from jsonl_session import Session, export_chunks
-from jsonl_session.export import html, html_lean
-from jsonl_session.export.html_parts import CallSeen, PartRenderer
+from jsonl_session.export import html, html_lean, html_parts
+from jsonl_session.export.html_parts import CallSeen, PartRenderer, main_argument
 from jsonl_session.export.markup import flat_json_html, json_html
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.views import slices
@@ -118,6 +118,16 @@ def test_an_object_of_texts_is_shown_as_its_json_is(value: dict[str, str]) -> No
 def test_an_object_holding_anything_but_texts_is_left_to_its_json() -> None:
     for value in ({"n": 1}, {"a": "b", "c": None}, {"l": ["x"]}, {1: "x"}):
         assert flat_json_html(value) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from("ab \n\t\u00a0…é"), max_size=400),
+    key=st.sampled_from(["command", "other"]),
+)
+def test_a_call_s_main_argument_is_narrowed_as_one_line_narrows_it(text: str, key: str) -> None:
+    args = {key: text}
+    assert html_parts._narrowed(main_argument(args), 80) == main_argument(args, 80)
 
 
 def test_a_session_s_messages_mostly_take_the_short_way(tmp_path: Path) -> None:
