@@ -46,6 +46,8 @@ class CallFinder:
 
     def answered(self, entry: StoredEntry, ref: str, parts: PartRenderer) -> CallSeen | None:
         """The call of id ``ref`` that ``entry``, a tool result, answers, if any."""
+        if not _is_result(entry):
+            return None
         caller = self.caller(entry)
         return self.calls_of(caller, parts).get(ref) if caller is not None else None
 

@@ -37,6 +37,8 @@ def lean_message(
     """The entry's HTML in pieces, as html.py's `_entry` of its unredacted view
     gives them, when it is a message of the shapes above; else None, having
     rendered nothing and asked ``answered`` nothing."""
+    if entry.type != "message":  # (any entry may carry a "message"; views go by type)
+        return None
     message = data.get("message")
     if message.__class__ is not dict:
         return None

@@ -34,13 +34,19 @@ CALLS = [
 
 
 def _both(
-    message: Any, role: str | None, labelled: bool, call: CallSeen | None, budget: int
+    message: Any,
+    role: str | None,
+    labelled: bool,
+    call: CallSeen | None,
+    budget: int,
+    kind: str = "message",
 ) -> tuple[list[str] | None, str, PartRenderer, list[str]]:
-    """The message written the short way (None if it was not), through its view,
-    the renderer the short way used, and the calls it asked ``answered`` for."""
-    entry = StoredEntry(3, 100, "message", "ab12cd34", "ffff0000", "2026-11-28T10:00:00Z", role)
+    """The message (of an entry of type ``kind``) written the short way (None if it
+    was not), through its view, the renderer the short way used, and the calls it
+    asked ``answered`` for."""
+    entry = StoredEntry(3, 100, kind, "ab12cd34", "ffff0000", "2026-11-28T10:00:00Z", role)
     labels = {"ab12cd34": "kept <x>"} if labelled else {}
-    data = {"type": "message", "message": message}
+    data = {"type": kind, "message": message}
     asked: list[str] = []
 
     def answered(_result: StoredEntry, ref: str) -> CallSeen | None:
@@ -51,7 +57,7 @@ def _both(
     written = html_lean.lean_message(labels, lean_parts, entry, data, answered)
     view = view_entry(entry, Redactor(enabled=False), data)
     view_parts = PartRenderer(budget)
-    result = entry.role == "toolResult" and view.kind == "tool-result"
+    result = kind == "message" and entry.role == "toolResult" and view.kind == "tool-result"
     viewed = html._entry(labels, view_parts, view, call if result else None)
     if written is not None:
         assert lean_parts.calls == view_parts.calls
@@ -59,9 +65,11 @@ def _both(
     return written, "".join(joined(["\n", *viewed])), lean_parts, asked
 
 
-def _check(message: Any, role: str | None, labelled: bool, call: CallSeen | None) -> None:
+def _check(
+    message: Any, role: str | None, labelled: bool, call: CallSeen | None, kind: str = "message"
+) -> None:
     for budget in (0, 1 << 20):  # nothing highlighted (a worker), or code highlighted
-        written, viewed, parts, asked = _both(message, role, labelled, call, budget)
+        written, viewed, parts, asked = _both(message, role, labelled, call, budget, kind)
         if written is None:  # left to the view, untouched
             assert parts.calls == {}
             assert parts.markup.budget == budget
@@ -76,13 +84,22 @@ def _check(message: Any, role: str | None, labelled: bool, call: CallSeen | None
     role=st.sampled_from(["user", "assistant", "toolResult", None]),
     labelled=st.booleans(),
     call=st.sampled_from(CALLS),
+    kind=st.sampled_from(["message"] * 4 + ["custom_message", "compaction", "later_kind"]),
 )
 def test_a_message_s_html_is_the_same_whichever_way_it_is_written(
-    message: Any, role: str | None, labelled: bool, call: CallSeen | None
+    message: Any, role: str | None, labelled: bool, call: CallSeen | None, kind: str
 ) -> None:
     if isinstance(message, dict) and role is not None and message.get("role") in ("x", None):
         message = {**message, "role": role}  # most draws: the role the entry says
-    _check(message, role, labelled, call)
+    _check(message, role, labelled, call, kind)
+
+
+@pytest.mark.parametrize("kind", ["custom_message", "compaction", "later_kind"])
+def test_an_entry_of_another_type_that_carries_a_message_is_shown_as_its_type(kind: str) -> None:
+    message = {"role": "user", "content": "hello"}
+    written, viewed, _, asked = _both(message, "user", False, None, 0, kind)
+    assert written is None and asked == []
+    assert 'class="entry user"' not in viewed
 
 
 @pytest.mark.parametrize("message", EDGE_CASES)
