@@ -19,7 +19,7 @@ from typing import Any
 from jsonl_session.export.html_parts import CallSeen, PartRenderer, arguments_of, entry_meta, folded
 from jsonl_session.export.markup import escape, flat_json_html, json_html
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.views.transcript import dump_json
+from jsonl_session.views.transcript import content_blocks, dump_json
 
 Answered = Callable[[StoredEntry, str], CallSeen | None]
 """The call a tool result answers, given the result and the call's id."""
@@ -62,14 +62,8 @@ def lean_message(
         detail = escape(f"{name} (error)" if error else name)
     else:
         return None
-    content = message.get("content")
-    if content.__class__ is str:
-        blocks: list[Any] = [{"type": "text", "text": content}]
-    elif content.__class__ is list:
-        blocks = content
-    elif content is None:
-        blocks = []
-    else:
+    blocks = content_blocks(message.get("content"))
+    if blocks is None:
         return None
     if not _plain_blocks(blocks, role == "toolResult"):
         return None

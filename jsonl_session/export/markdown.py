@@ -16,7 +16,7 @@ from jsonl_session.views.pieces import Piece, Utf8Piece, joined
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.runs import iter_runs
 from jsonl_session.views.spool import SpooledPiece
-from jsonl_session.views.transcript import EntryView, Part, dump_json, view_entry
+from jsonl_session.views.transcript import EntryView, Part, content_blocks, dump_json, view_entry
 
 
 def iter_markdown(plan: ExportPlan, workers: int | None = 1) -> Iterator[Piece]:
@@ -101,14 +101,8 @@ def _lean_message(
     else:
         return None
     pieces = [f"{heading}{_code(entry.id)} · {entry.timestamp}{tag}\n\n"]
-    content = message.get("content")
-    if content.__class__ is str:
-        blocks: list[Any] = [{"type": "text", "text": content}]
-    elif content.__class__ is list:
-        blocks = content
-    elif content is None:
-        blocks = []
-    else:
+    blocks = content_blocks(message.get("content"))
+    if blocks is None:
         return None
     out = role == "toolResult"
     shown = False

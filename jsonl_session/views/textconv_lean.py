@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.views.transcript import dump_json
+from jsonl_session.views.transcript import content_blocks, dump_json
 
 _STOPPED = ("error", "aborted", "length")
 
@@ -47,14 +47,8 @@ def message_texts(entry: StoredEntry, data: dict[str, Any]) -> tuple[str, list[s
         return None
     title = f"[{entry.id}] {entry.role or 'message'}" + (f" · {detail}" if detail else "")
     title += f" · {entry.timestamp} · parent {entry.parent_id or 'none'}"
-    content = message.get("content")
-    if content.__class__ is str:
-        blocks: list[Any] = [{"type": "text", "text": content}]
-    elif content.__class__ is list:
-        blocks = content
-    elif content is None:
-        blocks = []
-    else:
+    blocks = content_blocks(message.get("content"))
+    if blocks is None:
         return None
     out = role == "toolResult"
     lines: list[str] = []

@@ -307,6 +307,17 @@ def _custom_view(entry: StoredEntry, data: dict[str, Any], r: Redactor) -> Entry
     return view
 
 
+def content_blocks(content: Any) -> list[Any] | None:
+    """A message's content as the blocks the views read from it, for a renderer that
+    writes common messages without a view: a text as one text block, none for null,
+    a list as it is; None for any other value (a view shows it as JSON)."""
+    if content.__class__ is str:
+        return [{"type": "text", "text": content}]
+    if content.__class__ is list:
+        return content
+    return [] if content is None else None
+
+
 def _content_parts(content: Any, r: Redactor) -> list[Part]:
     if isinstance(content, str):
         return [Part("text", r.text_pieces(content))]
