@@ -36,12 +36,14 @@ def plain_html(text: str) -> str | None:
         return None
     paragraphs: list[str] = []
     lines: list[str] = []
+    unmatched = False  # a backtick of this paragraph was left unmatched
     given = text.split("\n")
     for index, line in enumerate(given):
         if not line:
             if lines:
                 paragraphs.append("<br>\n".join(lines))
                 lines = []
+            unmatched = False
             continue
         if index + 1 == len(given) or not given[index + 1]:
             # a paragraph's last line: markdown-it strips the paragraph, so spaces
@@ -53,6 +55,13 @@ def plain_html(text: str) -> str | None:
         # or a paragraph's stripped edge; at another line's end, a hard break.
         if line[0].isspace() or line[-1].isspace() or _LINE_START.match(line):
             return None
+        if "`" in line:
+            # A backtick opens a span the next one closes, through the paragraph: one
+            # left over is the paragraph's last, and stays a backtick. Any after it
+            # would pair with it across lines: left to the parser.
+            if unmatched:
+                return None
+            unmatched = line.count("`") % 2 == 1
         shown = _line_html(line)
         if shown is None:
             return None
@@ -64,7 +73,8 @@ def plain_html(text: str) -> str | None:
 
 def _line_html(line: str) -> str | None:
     """One line's HTML: its text escaped, each pair of single backticks a code span
-    (one line's spans only: a span over two lines is left to the parser).
+    (one line's spans only: a span over two lines is left to the parser), an odd
+    backtick left at the end as it is (plain_html sees that none follows it).
 
     Outside the spans ``&``, ``<`` and ``>`` are syntax (the line is then not
     plain), so only ``"`` is left to escape there: it is escaped in the line once the
@@ -76,8 +86,8 @@ def _line_html(line: str) -> str | None:
     if "``" in line:  # a longer run of backticks (or two spans side by side)
         return None
     pieces = line.split("`")
-    if len(pieces) % 2 == 0:  # an odd number of backticks: one is unmatched
-        return None
+    if len(pieces) % 2 == 0:  # an odd number of backticks: the last is unmatched, text
+        pieces[-2:] = [f"{pieces[-2]}`{pieces[-1]}"]
     if _SYNTAX.search("".join(pieces[::2])):  # (one character a match: joins make none)
         return None
     for index in range(1, len(pieces), 2):

@@ -88,6 +88,13 @@ def test_generated_lines_of_words_and_code_spans_render_as_the_parser_renders_th
         "``double``",
         "` spaced `",
         "odd ` backtick",
+        "See `src/c",
+        "a `b` and `c",
+        "odd ` tick\nnext line",
+        "odd ` tick\nthen `span`",
+        "odd `\n\nnew `p`",
+        "a`b`c`d`e`",
+        "`",
         "a\u00a0",
         "\u2028a",
         "tab\tinside",
@@ -102,6 +109,9 @@ def test_ordinary_prose_with_code_spans_takes_the_fast_path() -> None:
     text = 'Read the file.\nSee `src/parser_token.py` and "quotes" too!\n\nNext é → ✓.'
     assert plain_html(text) == parser_html(text)
     assert plain_html("**bold**") is None
+    cut = "Read it. See `src/pars"  # a text cut inside a code span: the backtick stays
+    assert plain_html(cut) == parser_html(cut) == "<p>Read it. See `src/pars</p>\n"
+    assert plain_html("one ` left\nthen `a span`") is None  # it would pair across lines
 
 
 def test_every_string_of_the_generator_and_the_fixtures_renders_as_the_parser_renders_it(
