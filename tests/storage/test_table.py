@@ -16,6 +16,8 @@ import pytest
 from builders import user_message
 from helpers_large import entry_key, generate
 from helpers_write import raw_entry
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from locations import FIXTURES
 
 from jsonl_session import Session, load_entries
@@ -116,6 +118,39 @@ class TestATableAnswersAsItsEntries:
             expected = [e.id for e in reversed(plain.path(entry.id))]
             assert [held[p].id for p in held.chain(position)] == expected
         assert held.position("not-an-id") is None
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        links=st.lists(
+            st.one_of(st.just("before"), st.just("none"), st.just("missing"), st.integers(0, 40)),
+            min_size=1,
+            max_size=40,
+        )
+    )
+    def test_a_chain_steps_over_runs_of_children_as_a_walk_from_parent_to_parent_does(
+        self, links: list[str | int]
+    ) -> None:
+        entries: list[StoredEntry] = []
+        for n, link in enumerate(links):
+            if link == "before":
+                parent = f"e{n - 1}" if n else None
+            elif link == "none":
+                parent = None
+            elif link == "missing":
+                parent = "gone"
+            else:
+                parent = f"e{int(link) % n}" if n else None
+            entries.append(line(f"e{n}", parent, n + 2))
+        held = as_table(entries)
+        assert held.clean
+        by_id = {e.id: n for n, e in enumerate(entries)}
+        for position in range(len(entries)):
+            walked, at = [], position
+            while at is not None:
+                walked.append(at)
+                parent = entries[at].parent_id
+                at = by_id.get(parent) if parent is not None else None
+            assert held.chain(position) == walked
 
     def test_entries_read_back_share_their_types_roles_and_parents_ids(
         self, tmp_path: Path
