@@ -88,7 +88,7 @@ class ExportPlan:
         self._path_ids = [e.id for e in path]
         self.labels = {k: self.redactor.text(v) for k, v in session.labels.items()}
         self.name = self.redactor.text(session.name) if session.name else None
-        self._views: dict[str, EntryView] = {}
+        self._views: dict[int, EntryView] = {}  # by line: an id may be used twice
         self.shown: list[tuple[Run | None, list[StoredEntry]]] = (
             [(run, run.entries) for run in iter_runs(self.runs)]
             if all_branches
@@ -137,15 +137,15 @@ class ExportPlan:
     def view(self, entry: StoredEntry) -> EntryView:
         """The view of ``entry``, kept until `take_view` takes it (for a title or an
         outline that shows an entry before its turn)."""
-        if entry.id not in self._views:
-            self._views[entry.id] = view_entry(entry, self.redactor)
-        return self._views[entry.id]
+        if entry.line not in self._views:
+            self._views[entry.line] = view_entry(entry, self.redactor)
+        return self._views[entry.line]
 
     def take_view(self, entry: StoredEntry) -> EntryView:
         """The view of ``entry`` where the export shows it: the one `view` made, else a
         new one; not kept, so an export holds one entry's view at a time. Each entry is
         shown once, so each secret is counted once."""
-        made = self._views.pop(entry.id, None)
+        made = self._views.pop(entry.line, None)
         return made if made is not None else view_entry(entry, self.redactor)
 
     def take_views(self, entries: Sequence[StoredEntry]) -> Generator[EntryView, None, None]:
@@ -163,7 +163,7 @@ class ExportPlan:
         for start in range(0, len(entries), _BATCH):
             batch = entries[start : start + _BATCH]
             for entry, raw in zip(batch, raw_lines(batch), strict=True):
-                made = self._views.pop(entry.id, None)
+                made = self._views.pop(entry.line, None)
                 yield entry, made, None if made is not None else loads_object(raw)
 
     def spread(

@@ -82,8 +82,9 @@ class Slice:
     """What a worker renders: entries in order, as records (StoredEntry rebuilds
     them; a damaged line as its bytes), read from ``path``, each through ``render``
     with its item of ``context`` (or None) and ``shared``, the texts joined by
-    ``separator``, each body decoded by ``body``. ``counted``: entries whose secrets
-    the caller has counted already (it showed them early, in a title or an outline).
+    ``separator``, each body decoded by ``body``. ``counted``: the lines of the entries
+    whose secrets the caller has counted already (it showed them early, in a title or
+    an outline).
     ``escape``: the escapes the text gets (views/visible.py), on the worker's bytes,
     once for the slice. ``spool``: set by `rendered_pieces` when its caller takes the
     text as bytes."""
@@ -94,7 +95,7 @@ class Slice:
     records: Records
     shared: Any = None
     context: list[Any] | None = None
-    counted: frozenset[str] = frozenset()
+    counted: frozenset[int] = frozenset()
     separator: str = ""
     body: Callable[[bytes], Any] = loads_object
     escape: Escape = ""
@@ -374,7 +375,7 @@ def _entry_texts(job: Slice, redactor: Redactor) -> Iterator[str | list[str] | b
             yield job.render(item, None, said, job.shared, redactor)
             continue
         data = decode(next(bodies))
-        counted = item.id in job.counted
+        counted = item.line in job.counted
         before = Counter(redactor.counts) if counted else None
         rendered = job.render(item, data, said, job.shared, redactor)
         del data  # (a huge body is let go before its text is taken on)

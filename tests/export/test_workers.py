@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 import multiprocessing
 import os
 import platform
@@ -84,6 +85,42 @@ def test_workers_write_the_bytes_and_count_the_secrets_one_process_does(
         assert _export(branched, fmt, 2, **options) == alone
         if redact:
             assert alone[1]["github-token"] >= 3
+
+
+def _duplicated(folder: Path) -> Path:
+    """A session whose first user message's id is used again by a later user message,
+    the one the path holds; each carries a secret of its own."""
+    path = folder / "dup.jsonl"
+    head = {"type": "session", "version": 3, "id": "s-dup", "timestamp": "2026-01-01T00:00:00Z"}
+    lines = [head | {"cwd": "/tmp"}]
+
+    def said(n: int, entry_id: str, parent: str | None, message: dict[str, Any]) -> None:
+        stamp = f"2026-01-01T00:00:0{n}.000Z"
+        lines.append(
+            {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp}
+            | {"message": message}
+        )
+
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}
+    reply |= {"provider": "p", "model": "m"}
+    said(1, "aaaa0001", None, reply)
+    said(2, "dup00000", None, {"role": "user", "content": f"EARLIER copy {SECRET}"})
+    said(3, "dup00000", "aaaa0001", {"role": "user", "content": f"LATER copy {SECRET}"})
+    said(4, "bbbb0002", "dup00000", reply)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_an_id_used_again_is_shown_as_the_entry_the_path_holds_not_as_the_title_s_view(
+    tmp_path: Path, spread_small: None, fmt: str
+) -> None:
+    path = _duplicated(tmp_path)
+    for workers in (1, 2):
+        text, _ = _export(path, fmt, workers)
+        assert "LATER copy" in text  # (the title is the file's first user message)
+        _, counts = _export(path, fmt, workers, redact=True)
+        assert counts == {"github-token": 2}  # the title's, and the later entry's
 
 
 def test_a_page_is_highlighted_here_then_spread_and_its_results_still_show_their_calls(
