@@ -116,9 +116,8 @@ class TreeIndex:
 
     def file_order_copy(self) -> list[StoredEntry]:
         """`in_file_order` as a list the caller may keep and change (copied once)."""
-        if self._table is None:
-            return list(self._order)
-        return [*self._table.materialise(), *self._order]
+        entries = self.in_file_order()
+        return list(entries) if entries is self._order else entries
 
     def from_the_end(self) -> Iterator[StoredEntry]:
         """`in_file_order` from the last entry back, building only those asked for (a

@@ -40,7 +40,7 @@ class CallFinder:
 
     def call(self, view: EntryView, parts: PartRenderer) -> CallSeen | None:
         """The call ``view`` (a tool result) answers, if any."""
-        if not _is_result(view.entry) or view.kind != "tool-result":
+        if view.kind != "tool-result":
             return None
         return self.answered(view.entry, view.answers, parts)
 

@@ -135,31 +135,26 @@ class ExportPlan:
         return title + (" · active" if run is self.leaf_run else "")
 
     def view(self, entry: StoredEntry) -> EntryView:
-        """The view of ``entry``, kept until `take_view` takes it (for a title or an
+        """The view of ``entry``, kept until `take_bodies` takes it (for a title or an
         outline that shows an entry before its turn)."""
         if entry.line not in self._views:
             self._views[entry.line] = view_entry(entry, self.redactor)
         return self._views[entry.line]
 
-    def take_view(self, entry: StoredEntry) -> EntryView:
-        """The view of ``entry`` where the export shows it: the one `view` made, else a
-        new one; not kept, so an export holds one entry's view at a time. Each entry is
-        shown once, so each secret is counted once."""
-        made = self._views.pop(entry.line, None)
-        return made if made is not None else view_entry(entry, self.redactor)
-
     def take_views(self, entries: Sequence[StoredEntry]) -> Generator[EntryView, None, None]:
-        """`take_view` of each entry in turn, their lines read from disk a batch at a
-        time (one read for many entries, not one each)."""
+        """The view of each entry in turn, where the export shows it (see
+        `take_bodies`)."""
         for entry, made, data in self.take_bodies(entries):
             yield made if made is not None else view_entry(entry, self.redactor, data)
 
     def take_bodies(
         self, entries: Sequence[StoredEntry]
     ) -> Generator[tuple[StoredEntry, EntryView | None, dict[str, Any] | None], None, None]:
-        """Each entry in turn, with the view `view` made of it (taken, as `take_view`
-        takes it) or else its body, for a renderer that may write it without a
-        view; their lines read a batch at a time."""
+        """Each entry in turn, with the view `view` made of it or else its body, for a
+        renderer that may write it without a view; their lines read from disk a batch
+        at a time (one read for many entries, not one each). A view made is taken, not
+        kept: an export holds one entry's view at a time, and each entry is shown
+        once, so each secret is counted once."""
         for start in range(0, len(entries), _BATCH):
             batch = entries[start : start + _BATCH]
             for entry, raw in zip(batch, raw_lines(batch), strict=True):
