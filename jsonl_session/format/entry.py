@@ -36,8 +36,9 @@ class EntrySource(Protocol):
     @property
     def path(self) -> Path | None: ...
 
-    def read(self, offset: int, length: int) -> bytes:
-        """``length`` bytes at ``offset`` and the one byte after them (if any)."""
+    def read(self, offset: int, length: int, *, after: bool = True) -> bytes:
+        """``length`` bytes at ``offset`` and, with ``after``, the one byte after them
+        (if any)."""
         ...
 
 
@@ -201,16 +202,26 @@ class StoredEntry(msgspec.Struct, gc=False, array_like=True):
     def raw(self) -> bytes:
         if self.inline is not None:
             return self.inline
-        if self.source is None:
+        source = self.source
+        if source is None:
             raise SessionFormatError(None, self.line, "entry has neither bytes nor a file")
-        return self.checked(self.source.read(self.offset, self.length), 0)
+        if self.length < _BLOCK_BYTES:
+            return self.checked(source.read(self.offset, self.length), 0)
+        # read apart from the byte after it: cutting a huge line out of a read that
+        # holds one byte more would copy it all again
+        body = source.read(self.offset, self.length, after=False)
+        return self._verified(body, source.read(self.offset + self.length, 0))
 
     def checked(self, block: bytes, at: int) -> bytes:
         """This entry's line, cut from ``block`` (read from its source) at ``at``,
         after checking it is still this entry's line."""
         end = at + self.length
-        body = block[at:end]
-        if len(body) != self.length or block[end : end + 1] not in (b"", b"\n", b"\r"):
+        return self._verified(block[at:end], block[end : end + 1])
+
+    def _verified(self, body: bytes, after: bytes) -> bytes:
+        """``body``, read as this entry's line with ``after`` the byte after it, once
+        checked to be this entry's line still."""
+        if len(body) != self.length or after not in (b"", b"\n", b"\r"):
             self._changed()
         written_plainly = not self.id or b'"id":' + _quoted(self.id) in body
         if not written_plainly and _text(_envelope_id(body)) != self.id:
@@ -268,13 +279,14 @@ def line_blocks(
     """The entries in order, in runs read at once: (run, block, the block's offset in
     the file). A run's entries not in memory (``inline`` None) have their lines in the
     block, unchecked (see `StoredEntry.checked`); with block None, the run is one
-    entry whose `raw` gives its line. For a reader that decodes lines in place."""
+    entry whose `raw` gives its line (one in memory, or one too long to share a
+    read). For a reader that decodes lines in place."""
     index = 0
     count = len(entries)
     while index < count:
         first = entries[index]
         source = first.source
-        if first.inline is not None or source is None:
+        if first.inline is not None or source is None or first.length >= _BLOCK_BYTES:
             yield entries[index : index + 1], None, 0
             index += 1
             continue

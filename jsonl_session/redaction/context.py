@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from jsonl_session.redaction.hay import AllOf, AnyOf, Group, Hay, Probe, gate
+from jsonl_session.redaction.hay import AllOf, AnyOf, Group, Hay, Probe, gate, pivoted
 from jsonl_session.redaction.judge import (
     code_name,
     is_secret,
@@ -58,10 +58,27 @@ def _value(text: str, match: re.Match[str]) -> tuple[int, int, str, bool]:
 # where a separator follows, and the pattern is tried there only.
 _SEPARATOR = r"(?P<sep>\\?[\"']?[ \t]*(?:=>|:=|=|:)[ \t]*)"
 _SEPARATOR_AHEAD = r"\\?[\"']?[ \t]*[=:]"
+_COOKIE_AHEAD = r"\\?[\"']?[ \t]*[:=]|[ \t]"
+_CONFIG_SET_AHEAD = r"(?:ure)?[ \t]+set[ \t]"
+_GIT_CONFIG_AHEAD = r"[ \t]+config"
+# Probes found by one scan of a long text for each of two rare letters (hay.py's
+# `pivoted`): after "k" comes "en", "ey" or "ie", and around "g" "si", "fi" or "it".
+_TOKEN_VIA, _KEY_VIA, _COOKIE_VIA = pivoted(
+    "k", [("token", _SEPARATOR_AHEAD), ("key", _SEPARATOR_AHEAD), ("cookie", _COOKIE_AHEAD)]
+)
+_SIG_VIA, _CONFIG_SET_VIA, _GIT_CONFIG_VIA = pivoted(
+    "g",
+    [
+        ("sig", "(?:nature)?" + _SEPARATOR_AHEAD),
+        ("config", _CONFIG_SET_AHEAD),
+        ("git", _GIT_CONFIG_AHEAD),
+    ],
+)
+_PAIR_VIAS = {"token": _TOKEN_VIA, "key": _KEY_VIA, "sig": _SIG_VIA}
 _PAIRS = [
     (
         _both(f"(?P<word>{word}{more}){_SEPARATOR}{_QUOTED_OR_PLAIN}"),
-        Probe(word, more + _SEPARATOR_AHEAD),
+        Probe(word, more + _SEPARATOR_AHEAD, via=_PAIR_VIAS.get(word)),
     )
     for word, more in [
         ("pass", "(?:word|wd|phrase)?"),
@@ -163,8 +180,8 @@ _GIT_CONFIG = _both(
 
 
 _CONFIG_WORD = Probe("config")
-_CONFIG_SET_AT = Probe("config", r"(?:ure)?[ \t]+set[ \t]")
-_GIT_CONFIG_AT = Probe("git", r"[ \t]+config")
+_CONFIG_SET_AT = Probe("config", _CONFIG_SET_AHEAD, via=_CONFIG_SET_VIA)
+_GIT_CONFIG_AT = Probe("git", _GIT_CONFIG_AHEAD, via=_GIT_CONFIG_VIA)
 
 
 def _config_set(hay: Hay) -> Iterator[Span]:
@@ -199,7 +216,7 @@ _AUTHORIZATION_AT = _PAIRS[6][1]  # "auth", then "orization" or not, then a sepa
 _BEARER_WORD = Probe("bearer")
 _BEARER_AT = Probe("bearer", r"[ \t]")
 _COOKIE_WORD = Probe("cookie")
-_COOKIE_AT = Probe("cookie", r"\\?[\"']?[ \t]*[:=]|[ \t]")
+_COOKIE_AT = Probe("cookie", _COOKIE_AHEAD, via=_COOKIE_VIA)
 _COOKIE_FLAG_WORD = Probe("-b")
 # A dash starting "--", "-b " or, after a space, "-p" or "-u": what the options of
 # _flags, _cookies and _COMMANDS start with (each branch takes the dash only).

@@ -89,13 +89,14 @@ class Probe:
     ``via``, the fast path takes the places from a branch of a `Group` instead."""
 
     __slots__ = (
-        "back", "exact", "fast", "folded", "gate", "ignoring_case", "via", "word", "word_bytes",
+        "ahead", "back", "exact", "fast", "folded", "gate", "ignoring_case", "via", "word",
+        "word_bytes",
     )  # fmt: skip
 
     def __init__(
         self, word: str, ahead: str = "", *, folded: bool = True, via: Branch | None = None
     ) -> None:
-        self.word, self.folded, self.via = word, folded, via
+        self.word, self.ahead, self.folded, self.via = word, ahead, folded, via
         # where it hits, in the lowercased image (``ahead`` reads lowercased text)
         assert folded or not ahead
         self.gate = gate(word, ahead)
@@ -129,19 +130,42 @@ class Group:
         self.pattern = re.compile(re.escape(literal).encode("ascii") + pattern.encode("ascii"))
         self.folded = folded
 
-    def branch(self, index: int) -> Branch:
-        return Branch(self, index)
+    def branch(self, index: int, back: int = 0) -> Branch:
+        return Branch(self, index, back)
+
+
+def pivoted(char: str, members: list[tuple[str, str]]) -> list[Branch]:
+    """For each (word, ahead) of ``members``, the branch of one folded `Group` that
+    finds where the word stands followed by what ``ahead`` matches, as a `Probe` of
+    them would: the group takes ``char``, which each word holds, and looks behind and
+    ahead of it for the rest. Give a probe its branch (``via``) and one scan of a long
+    text finds all of them: a scan of a long text costs about the same whatever it
+    looks for, and ``char`` is rarer than the words' own starts are common. A scan
+    records one branch a place, so what stands around ``char`` must tell the members
+    apart (the tests check each against its own probe)."""
+    parts = []
+    for word, ahead in members:
+        at = word.index(char)
+        behind = f"(?<={re.escape(word[: at + 1])})" if at else ""
+        rest = re.escape(word[at + 1 :]) + (f"(?:{ahead})" if ahead else "")
+        parts.append(behind + (f"(?={rest})" if rest else "") + "()")
+    group = Group(char, f"(?:{'|'.join(parts)})", folded=True)
+    return [
+        group.branch(index, back=word.index(char))
+        for index, (word, _) in enumerate(members, start=1)
+    ]
 
 
 class Branch:
     """A rule's anchor: branch ``index`` of ``group`` was found. Off the fast path a
     branch counts as found (its rule then searches the text itself): a branch only
-    says its rule's pattern could match."""
+    says its rule's pattern could match. ``back``: how far before the place the
+    group's literal stands a probe's word starts (`pivoted`)."""
 
-    __slots__ = ("group", "index")
+    __slots__ = ("back", "group", "index")
 
-    def __init__(self, group: Group, index: int) -> None:
-        self.group, self.index = group, index
+    def __init__(self, group: Group, index: int, back: int = 0) -> None:
+        self.group, self.index, self.back = group, index, back
 
     def present(self, hay: Hay) -> bool:
         return not hay.fast or self.index in hay.scan(self.group)
@@ -213,8 +237,10 @@ class Hay:
     def hits(self, probe: Probe) -> Iterator[int]:
         """The places (in characters) where ``probe``'s word starts."""
         if self.fast:
-            if probe.via is not None:
-                yield from self.scan(probe.via.group).get(probe.via.index, ())
+            via = probe.via
+            if via is not None:
+                places = self.scan(via.group).get(via.index, ())
+                yield from [at - via.back for at in places] if via.back else places
                 return
             found = self._scans.get(id(probe))
             if found is None:

@@ -112,10 +112,11 @@ class LineSource:
         self.fd = fd
         self._close = weakref.finalize(self, os.close, fd)  # once nothing refers to it
 
-    def read(self, offset: int, length: int) -> bytes:
-        """``length`` bytes at ``offset`` and the one byte after them (if any)."""
+    def read(self, offset: int, length: int, *, after: bool = True) -> bytes:
+        """``length`` bytes at ``offset`` and, with ``after``, the one byte after them
+        (if any)."""
         try:
-            return pread(self.fd, length + 1, offset)
+            return pread(self.fd, length + after, offset)
         except OSError as exc:
             raise SessionFormatError(
                 self.path, None, f"cannot read: {exc.strerror or exc}"

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from locations import ROOT
 
-from jsonl_session.redaction import engine
+from jsonl_session.redaction import context, engine
 from jsonl_session.redaction.engine import _RULES, Redactor, _merged, find_secrets
-from jsonl_session.redaction.hay import Hay
+from jsonl_session.redaction.hay import Hay, Probe
 from jsonl_session.redaction.shapes import Span
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -91,3 +91,33 @@ class TestTheRebuilding:
                 expected += text[at:start] + f"[REDACTED:{kind}]"
                 at = end
             assert spans and Redactor().text(text) == expected + text[at:]
+
+
+def probes_found_by_a_group() -> list[Probe]:
+    """Every probe of the rules whose places a group's scan gives (``via``)."""
+    probes = [probe for _, probe in context._PAIRS]
+    probes += [value for value in vars(context).values() if isinstance(value, Probe)]
+    return list({id(probe): probe for probe in probes if probe.via is not None}.values())
+
+
+# Around the letters the groups take: the probes' words cut short, glued, cased.
+NEAR_THE_GROUPS = [
+    "token", "Token", "tok", "en", "key", "KEY", "ey", "cookie", "coo", "ie", "k", "sig",
+    "signature", "si", "config", "configure", "confi", "fi", "git", "it", "g", "set ",
+    "set\t", " ", "\t", "=", ":", "'", '"', "\\", "-b", "\n", "é",
+]  # fmt: skip
+
+
+class TestProbesFoundTogether:
+    def test_there_are_probes_found_by_a_group(self) -> None:
+        assert {probe.word for probe in probes_found_by_a_group()} >= {"token", "sig", "cookie"}
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(NEAR_THE_GROUPS), max_size=40), st.booleans())
+    def test_a_group_finds_each_probe_where_the_probe_alone_would(
+        self, parts: list[str], long: bool
+    ) -> None:
+        text = "".join(parts) * (2_000 if long else 1)  # long: past the short path
+        for probe in probes_found_by_a_group():
+            alone = Probe(probe.word, probe.ahead, folded=probe.folded)
+            assert list(Hay(text).hits(probe)) == list(Hay(text).hits(alone)), probe.word

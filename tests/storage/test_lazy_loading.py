@@ -19,6 +19,7 @@ from helpers_write import finish, raw_entry, spawn_python
 from locations import FIXTURES
 
 from jsonl_session import Session, SessionFormatError, build_context, load_entries
+from jsonl_session.format import entry as entry_module
 from jsonl_session.format.entry import raw_lines
 from jsonl_session.storage import loader, reading, regions
 from jsonl_session.storage.loader import LoadedFile, parse_session_bytes
@@ -207,6 +208,46 @@ class TestLargeFile:
         assert key(load_entries(path, cache=False)) == key(whole)
         session = Session.open(path, cache=False)
         assert session.build_context().to_dict() == build_context(whole.entries).to_dict()
+
+
+class TestLinesTooLongToShareARead:
+    """A line longer than a shared read is read alone, without the byte after it
+    (cut out of a read one byte longer, a huge line would be copied again)."""
+
+    @pytest.fixture
+    def opened(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[Any]]:
+        monkeypatch.setattr(entry_module, "_BLOCK_BYTES", 3000)
+        path = generate(tmp_path / "big.jsonl")
+        entries = load_entries(path, cache=False).entries
+        assert sum(e.inline is None and e.length >= 3000 for e in entries) > 10
+        return path, entries
+
+    def test_they_read_back_exactly_alone_and_among_others(
+        self, opened: tuple[Path, list[Any]]
+    ) -> None:
+        path, entries = opened
+        data = path.read_bytes()
+        assert [e.raw for e in entries] == [data[e.offset : e.offset + e.length] for e in entries]
+        assert raw_lines(entries) == [e.raw for e in entries]
+        assert raw_lines(entries[::-1]) == [e.raw for e in entries[::-1]]
+
+    def test_one_whose_line_end_was_overwritten_is_refused(
+        self, opened: tuple[Path, list[Any]]
+    ) -> None:
+        path, entries = opened
+        target = next(e for e in entries if e.inline is None and e.length >= 3000)
+        overwrite(path, target.offset + target.length, b" ")
+        with pytest.raises(SessionFormatError, match=REWRITTEN):
+            target.data()
+        with pytest.raises(SessionFormatError, match=REWRITTEN):
+            raw_lines([target])
+
+    def test_one_whose_id_was_rewritten_is_refused(self, opened: tuple[Path, list[Any]]) -> None:
+        path, entries = opened
+        target = next(e for e in entries if e.inline is None and e.length >= 3000)
+        overwrite(path, target.offset, target.raw.replace(target.id.encode(), b"0badf00d", 1))
+        with pytest.raises(SessionFormatError, match=REWRITTEN):
+            target.data()
 
 
 # --- the file changes after it was opened --------------------------------------------------
