@@ -101,6 +101,19 @@ def submit_warm(function: Callable[..., Any], *args: Any) -> Future[Any] | None:
     return None
 
 
+class WarmHelpers:
+    """Work for the pool `warm_pool` started in this thread, while one waits
+    (`submit_warm`): an executor's ``submit`` that raises RuntimeError when none
+    does, leaving the work to the caller. For help on the side that must not hold a
+    pool up: a redactor's (redaction/spread.py) while an export's head is made."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+        future = submit_warm(fn, *args)
+        if future is None:
+            raise RuntimeError("no worker waits in this thread")
+        return future
+
+
 def drop_warm_pool(pool: ProcessPoolExecutor | None = None) -> None:
     """Let go of ``pool`` (None: whichever) if it still waits, no one having taken it
     (its workers end once started; nothing waits for them here)."""

@@ -13,10 +13,13 @@ What a worker does with a run is the caller's (listing.py, search.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.processes import spawned_pool, wanted_workers
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 PARALLEL_FROM = 5_000
 """Fewer files than this to read are read in the calling process: starting a worker
@@ -44,7 +47,7 @@ def in_order(
     runs: Sequence[Run],
     workers: int,
     meanwhile: Callable[[], object] | None = None,
-    here: Callable[[Run], Callable[[Run], Result] | None] | None = None,
+    here: Callable[[Run], Callable[[Run, Executor], Result] | None] | None = None,
 ) -> Generator[Result, None, None]:
     """``work(run)`` of each run, done by ``workers`` spawned processes, yielded in
     the order of ``runs`` as each is ready. ``work`` must be a module-level function
@@ -52,7 +55,8 @@ def in_order(
     started. ``meanwhile``: the caller's own work, done here once the first runs are
     handed out (more of them then: the workers go on while it runs). ``here``: for a
     run whose result would cost more to send back than to make, the function that
-    makes it in this process, in its turn (the workers go on meanwhile); else None."""
+    makes it in this process, in its turn (the workers go on meanwhile), given the
+    pool for work of its own; else None."""
     from collections import deque
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
@@ -62,7 +66,7 @@ def in_order(
     def handed(run: Run) -> Future[Result] | Callable[[], Result]:
         local = here(run) if here is not None else None
         if local is not None:
-            return lambda: local(run)
+            return lambda: local(run, pool)
         try:  # (a worker that ended breaks the pool: the next submission says so)
             return pool.submit(work, run)
         except BrokenProcessPool as exc:

@@ -21,7 +21,7 @@ from jsonl_session.errors import SessionWriteError
 from jsonl_session.export.json import iter_json
 from jsonl_session.export.markdown import iter_markdown
 from jsonl_session.export.plan import ExportFormat, ExportPlan, ExportResult
-from jsonl_session.processes import drop_warm_pool
+from jsonl_session.processes import WarmHelpers, drop_warm_pool
 from jsonl_session.session import Session
 from jsonl_session.storage.outputs import output_file
 from jsonl_session.views.pieces import Piece, encoded_pieces, file_pieces, texts_of
@@ -80,7 +80,7 @@ def export_chunks(
     same). They are spawned, so a script asking for more than one must
     keep its work under ``if __name__ == "__main__":`` (see catalog/parallel.py)."""
     if fmt == "json":
-        redactor = Redactor(enabled=redact)
+        redactor = Redactor(enabled=redact, helpers=WarmHelpers() if workers != 1 else None)
         # every entry is shown: the file's size, which its lines nearly fill, says
         # whether they spread, so the workers start before the entries are made (a
         # fifth of a second from a cache record of a long session)
@@ -96,6 +96,8 @@ def export_chunks(
     warm = _warm(session, _file_size(session), workers, fmt) if early else None
     try:
         plan = ExportPlan(session, leaf_id, all_branches, redact)
+        if workers != 1:  # a huge text met before the spread: its scans to a waiting worker
+            plan.redactor.helpers = WarmHelpers()
         if not early:
             warm = _warm(session, lines_size(plan.shown_entries()), workers, fmt)
         if fmt == "html":

@@ -319,6 +319,19 @@ def _command(commands: list[tuple[re.Pattern[str], tuple[str, ...]]]) -> Finder:
     return find
 
 
+KEYWORD_FINDERS: tuple[Finder, ...] = (_authorization, _bearer, _config_set, _cookies, _pairs)
+"""The rules without anchors: each looks for its keywords in every text."""
+KEYWORD_PROBES: tuple[Probe, ...] = (
+    *(probe for _, probe in _PAIRS),
+    _BEARER_AT,
+    _CONFIG_SET_AT,
+    _GIT_CONFIG_AT,
+    _COOKIE_AT,
+)
+"""The probes those rules read the places of in a long text (spread.py has a worker
+find them), but "-b" (the dashes' group, which the anchors of this process scan)."""
+
+
 def context_rules() -> list[Rule]:
     """The rules of this module, most specific first. The keyword rules look for their
     words themselves (hay.py's probes), so they have no anchors."""

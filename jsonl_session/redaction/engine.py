@@ -25,13 +25,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonl_session.format.jsonio import decode_any, dumps
 from jsonl_session.redaction.context import context_rules
 from jsonl_session.redaction.hay import Hay, commonness
 from jsonl_session.redaction.judge import is_secret, key_kind, strength_for
 from jsonl_session.redaction.shapes import Rule, Span, shape_rules
+from jsonl_session.redaction.spread import SharedScans, spread_worthy
+
+if TYPE_CHECKING:
+    from jsonl_session.redaction.spread import Helpers
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 
@@ -56,8 +60,10 @@ _IMAGE_TYPES = frozenset({"image", "base64", "input_image"})
 _HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
 
-def find_secrets(text: str) -> list[Span]:
-    """The secrets in ``text`` as (start, end, kind, rank), in order, not overlapping."""
+def find_secrets(text: str, helpers: Helpers | None = None) -> list[Span]:
+    """The secrets in ``text`` as (start, end, kind, rank), in order, not overlapping.
+    ``helpers``: worker processes (an executor) that may make a huge text's keyword
+    scans meanwhile (spread.py); what is found is the same."""
     if len(text) < _SHORTEST:
         return []
     tiny = len(text) <= _TINY
@@ -65,6 +71,7 @@ def find_secrets(text: str) -> list[Span]:
         return []
     found: list[Span] = []
     hay = Hay(text)
+    shared = SharedScans(hay, helpers) if helpers is not None and spread_worthy(hay) else None
     if hay.short and hay.fast:
         rules = _rules_for(hay.low)
     else:
@@ -73,8 +80,11 @@ def find_secrets(text: str) -> list[Span]:
             for rule in _RULES
             if not rule.anchors or any(anchor.present(hay) for anchor in rule.anchors)
         )
-    for rule in rules:
-        found.extend(rule.find(hay))
+    if shared is not None:
+        found = shared.find(hay, rules)
+    else:
+        for rule in rules:
+            found.extend(rule.find(hay))
     if found:
         return _merged(found)
     if tiny:
@@ -154,11 +164,14 @@ class Redactor:
 
     One redactor serves a whole export (or a session's writes), so ``counts`` covers
     everything it was given. A disabled redactor returns its input unchanged and
-    counts nothing.
+    counts nothing. ``helpers``: an executor of worker processes (a
+    ``ProcessPoolExecutor``) that may make a huge text's keyword scans while this
+    process runs the other rules (spread.py): the same secrets, found sooner.
     """
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, *, helpers: Helpers | None = None) -> None:
         self.enabled = enabled
+        self.helpers = helpers
         self.counts: Counter[str] = Counter()
 
     @property
@@ -182,7 +195,7 @@ class Redactor:
         one emoji takes four bytes a character."""
         if not self.enabled or len(text) < _SHORTEST:
             return text
-        spans = find_secrets(text)
+        spans = find_secrets(text, self.helpers)
         if not spans:
             return text
         pieces: list[str] = []
@@ -205,7 +218,7 @@ class Redactor:
             return value
         if isinstance(value, str):
             return self.text(value)
-        if not isinstance(value, dict | list) or not _may_hold_secrets(value):
+        if not isinstance(value, dict | list) or not _may_hold_secrets(value, self.helpers):
             return value
         root = _copy(value)
         pending: list[dict[str, Any] | list[Any]] = [root]
@@ -275,7 +288,7 @@ def _slice(pieces: list[str], text: str, start: int, end: int) -> None:
         pieces += [text[at : min(at + _PIECE, end)] for at in range(start, end, _PIECE)]
 
 
-def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
+def _may_hold_secrets(value: dict[str, Any] | list[Any], helpers: Helpers | None) -> bool:
     """Whether the walk in `Redactor.value` could change anything: a string under a key
     that names a secret, or a secret in the strings it would look at. Those strings are
     searched joined, once, which is much faster than one by one; a separator no rule
@@ -301,7 +314,7 @@ def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
                 texts.append(item)
             elif isinstance(item, dict | list):
                 pending.append(item)
-    return bool(find_secrets(_SEPARATOR.join(texts)))
+    return bool(find_secrets(_SEPARATOR.join(texts), helpers))
 
 
 _SEPARATOR = "\n\0\n"

@@ -234,6 +234,12 @@ class Hay:
                 found.setdefault(match.lastindex or 0, []).append(match.start())
         return found
 
+    def remember_scan(self, owner: Group | Probe, places: dict[int, list[int]]) -> None:
+        """Keep ``places`` as the scan of ``owner`` (fast path): where each branch of a
+        group matched, or under 0 where a probe's word starts, as made in another
+        process (spread.py) from the same image and pattern."""
+        self._scans[id(owner)] = places
+
     def hits(self, probe: Probe) -> Iterator[int]:
         """The places (in characters) where ``probe``'s word starts."""
         if self.fast:

@@ -45,7 +45,7 @@ from jsonl_session.views.spool import SpooledPiece, SpooledText, new_spool, spoo
 from jsonl_session.views.visible import Escape, escaped, escaped_utf8
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Executor, ProcessPoolExecutor
 
 PARALLEL_BYTES = 64 << 20
 """Exports of fewer bytes of lines than this are rendered in the calling process:
@@ -271,7 +271,7 @@ class _Spooling(Sequence[Slice]):
 Rendered = tuple[bytes | SpooledText, dict[str, int], bool]
 
 
-def _here(job: Slice) -> Callable[[Slice], Rendered | _Here] | None:
+def _here(job: Slice) -> Callable[[Slice, Executor], Rendered | _Here] | None:
     """How a slice of one huge line is rendered in this process (in_order's ``here``)."""
     if not isinstance(job.records, list) or len(job.records) != 1:
         return None
@@ -286,15 +286,17 @@ _LENGTH = StoredEntry.__struct_fields__.index("length")
 class _Here:
     """A slice rendered in the calling process when its pieces are taken: each piece
     of its text goes on as it is made, never joined or encoded here (the file it
-    opens is let go after, not kept as a worker keeps it)."""
+    opens is let go after, not kept as a worker keeps it). The workers' ``pool``
+    helps redact its huge texts (`Redactor`'s ``helpers``)."""
 
-    def __init__(self, job: Slice) -> None:
+    def __init__(self, job: Slice, pool: Executor | None = None) -> None:
         self.job = job
+        self.pool = pool
 
     def pieces(self, redactor: Redactor) -> Iterator[Piece]:
         """The pieces, what they redacted added to ``redactor``'s counts at the end."""
         job = self.job
-        own = Redactor(enabled=job.redact)
+        own = Redactor(enabled=job.redact, helpers=self.pool)
         try:
             for text in _slice_texts(job, own):
                 # (bytes: UTF-8 without a lone surrogate, see Render)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -154,12 +155,16 @@ def test_a_worker_that_ends_abruptly_is_said_plainly(runs: int) -> None:
         list(parallel.in_order(os._exit, [3] * runs, 2, lambda: time.sleep(1.5)))
 
 
-def test_runs_the_caller_marks_are_done_here_in_their_turn() -> None:
-    def here(run: int) -> Callable[[int], Any] | None:
-        return (lambda n: ("here", os.getpid(), -n)) if -run % 10 == 3 else None
+def test_runs_the_caller_marks_are_done_here_in_their_turn_with_the_pool_at_hand() -> None:
+    def here(run: int) -> Callable[[int, Executor], Any] | None:
+        # (the pool: for work of the run's own, as a huge text's redaction sends)
+        def local(n: int, pool: Executor) -> Any:
+            return ("here", os.getpid(), -n, pool.submit(os.getpid).result())
+
+        return local if -run % 10 == 3 else None
 
     results = list(parallel.in_order(abs, [-n for n in range(40)], 2, here=here))
     assert [r if isinstance(r, int) else r[2] for r in results] == list(range(40))
-    assert [r for r in results if not isinstance(r, int)] == [
-        ("here", os.getpid(), n) for n in (3, 13, 23, 33)
-    ]
+    local = [r for r in results if not isinstance(r, int)]
+    assert [r[:3] for r in local] == [("here", os.getpid(), n) for n in (3, 13, 23, 33)]
+    assert all(r[3] != os.getpid() for r in local)  # a worker's

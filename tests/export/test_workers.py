@@ -436,9 +436,10 @@ def test_a_huge_line_is_rendered_here_in_its_turn_the_same_bytes(
     here: list[int] = []
 
     class Recorded(slices._Here):
-        def __init__(self, job: slices.Slice) -> None:
+        def __init__(self, job: slices.Slice, pool: Any = None) -> None:
             here.append(len(job.records))
-            super().__init__(job)
+            assert pool is not None  # (the workers', for its redaction's help)
+            super().__init__(job, pool)
 
     monkeypatch.setattr(slices, "_Here", Recorded)
     if fmt == "textconv":

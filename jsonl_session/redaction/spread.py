@@ -1,0 +1,125 @@
+"""A huge text's keyword scans made by a worker process while this one runs the
+other rules: the redaction of one text on two cores, with the same result.
+
+Owns which scans go (the places of the words the rules without anchors look for,
+context.py's keyword probes), from what length a text is shared (`SPREAD_CHARS`),
+and `SharedScans`, which hands the scans out and takes them back. A scan is a pattern
+over the text's lowercased ASCII image (hay.py's ``low``): the worker is sent that
+image and the patterns, runs them, and sends back where each matched; this process
+puts those places in its `Hay` as if it had made them, then runs the rules that read
+them. Nothing else crosses: the rules, what they make of each place, and the order
+of what they find stay here, so what is found is what one process finds. A worker
+that cannot take the scans (its pool gone, the process ended) leaves them to this
+process. Which executor to use is the caller's (views/slices.py hands the export's
+pool to `Redactor(helpers=...)`); which rules there are, engine.py's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from jsonl_session.redaction import context
+from jsonl_session.redaction.hay import Group, Hay, Probe
+from jsonl_session.redaction.shapes import Rule, Span
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+
+class Helpers(Protocol):
+    """Where a scan can be sent: a ``concurrent.futures`` executor of worker
+    processes, or anything whose ``submit`` gives a future (processes.py's
+    `WarmHelpers`); one that raises leaves the work to this process."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]: ...
+
+
+SPREAD_CHARS = 8 << 20
+"""A text this long has its keyword scans made by a worker: each scan of a long text
+costs about 0.5 ms a MB, and sending the image about as much as one, so from a few
+MB sending pays; from 8 M characters, only the huge texts an export renders in its
+own process (views/slices.py's HERE_BYTES) come here."""
+
+
+def _scans() -> tuple[list[Group | Probe], list[tuple[bytes, int]]]:
+    """What the worker is asked to scan: the places of context.py's keyword probes,
+    which the rules without anchors read (every long text runs them; the anchors and
+    the token runs are this process's share): each probe's group (`Probe.via`) or the
+    probe itself, once each, and their patterns."""
+    made: dict[int, Group | Probe] = {}
+    for probe in context.KEYWORD_PROBES:
+        owner: Group | Probe = probe.via.group if probe.via is not None else probe
+        made.setdefault(id(owner), owner)
+    owners = list(made.values())
+    patterns = [
+        (owner.pattern.pattern, owner.pattern.flags)
+        if isinstance(owner, Group)
+        else (owner.fast.pattern, owner.fast.flags)
+        for owner in owners
+    ]
+    return owners, patterns
+
+
+_OWNERS, _PATTERNS = _scans()
+
+
+def scan_image(low: bytes, patterns: Sequence[tuple[bytes, int]]) -> list[dict[int, list[int]]]:
+    """A worker's work: where each pattern matches in ``low``, by the group that
+    matched (0 for a pattern without groups), as `Hay.scan` keeps it."""
+    out: list[dict[int, list[int]]] = []
+    for pattern, flags in patterns:
+        found: dict[int, list[int]] = {}
+        for match in re.compile(pattern, flags).finditer(low):
+            found.setdefault(match.lastindex or 0, []).append(match.start())
+        out.append(found)
+    return out
+
+
+class SharedScans:
+    """The shared scans of one huge text, asked of ``helpers`` as soon as its `Hay`
+    is made (before the anchors are looked for, which are this process's)."""
+
+    def __init__(self, hay: Hay, helpers: Helpers) -> None:
+        self._future: Future[list[dict[int, list[int]]]] | None
+        try:
+            self._future = helpers.submit(scan_image, hay.low, _PATTERNS)
+        except Exception:  # (a pool shut down or broken, no worker: made here)
+            self._future = None
+
+    def find(self, hay: Hay, rules: Sequence[Rule]) -> list[Span]:
+        """What ``rules`` find in ``hay``, in their order, as one process finds it:
+        the rules that read no shared probe first, while the worker scans; then the
+        worker's places put in ``hay``, and the rest."""
+        theirs = {id(rule) for rule in rules if rule.find in context.KEYWORD_FINDERS}
+        by_rule: dict[int, list[Span]] = {}
+        for rule in rules:
+            if id(rule) not in theirs:
+                by_rule[id(rule)] = list(rule.find(hay))
+        self._take(hay)
+        for rule in rules:
+            if id(rule) in theirs:
+                by_rule[id(rule)] = list(rule.find(hay))
+        return [span for rule in rules for span in by_rule[id(rule)]]
+
+    def _take(self, hay: Hay) -> None:
+        future = self._future
+        if future is None:
+            return
+        try:
+            found = future.result()
+        except Exception:  # the worker ended, or could not take it: the scans are made here
+            return
+        for owner, places in zip(_OWNERS, found, strict=True):
+            if isinstance(owner, Group):
+                hay.remember_scan(owner, places)
+            else:
+                starts = places.get(0, [])
+                hay.remember_scan(owner, {0: [at - owner.back for at in starts]})
+
+
+def spread_worthy(hay: Hay) -> bool:
+    """Whether ``hay``'s scans are worth sharing: a long text on the fast path (the
+    path whose scans run over the image)."""
+    return hay.fast and not hay.short and len(hay.text) >= SPREAD_CHARS

@@ -1,0 +1,175 @@
+"""A huge text's keyword scans made by a worker process (redaction/spread.py): the
+same secrets as one process finds, in the same order, whether the worker helps, fails
+or is not there; and an export's huge line redacted with its workers' help."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from locations import ROOT
+
+from jsonl_session import Session, export_chunks
+from jsonl_session.redaction import Redactor, context, spread
+from jsonl_session.redaction.engine import find_secrets
+from jsonl_session.redaction.hay import Hay
+from jsonl_session.redaction.shapes import Rule, Span
+from jsonl_session.views import slices
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from redaction_corpus import lookalike_cases, secret_cases
+
+CASES = [case.text for case in secret_cases() + lookalike_cases()]
+
+
+class Counting(Executor):
+    """An executor that passes work on to ``inner`` and counts what it was given."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner = inner
+        self.submitted = 0
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.submitted += 1
+        return self.inner.submit(fn, *args, **kwargs)
+
+
+class Refusing(Executor):
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        raise RuntimeError("cannot schedule new futures after shutdown")
+
+
+class Failing(Executor):
+    """Takes the work, and its future fails as a worker that ended would."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_exception(OSError("the worker ended"))
+        return future
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ProcessPoolExecutor]:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as executor:
+        yield executor
+
+
+@pytest.fixture
+def spread_small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spread, "SPREAD_CHARS", 20_000)
+
+
+def long_texts() -> list[str]:
+    """The corpus glued into texts past the short path, in several orders and with
+    wide characters (a text holding a character that case-folds onto ASCII is
+    searched the slow way, never shared)."""
+    glued = "\n".join(CASES)
+    texts = [
+        glued,
+        " ".join(reversed(CASES)),
+        "\U0001f680 → ".join(CASES) + " é",
+        "".join(CASES),
+        (" token: abc key=1 cookie sig=zz config set git config " * 500) + glued,
+        glued + "\u212a",
+    ]
+    assert all(len(text) > 20_000 for text in texts)
+    return texts
+
+
+def test_a_worker_s_scans_find_what_one_process_finds(
+    pool: ProcessPoolExecutor, spread_small: None
+) -> None:
+    counting = Counting(pool)
+    texts = long_texts()
+    for text in texts:
+        assert find_secrets(text, counting) == find_secrets(text), text[:80]
+    assert counting.submitted == len(texts) - 1  # (all but the one searched the slow way)
+
+
+def test_a_redactor_with_helpers_replaces_and_counts_alike(
+    pool: ProcessPoolExecutor, spread_small: None
+) -> None:
+    alone, helped = Redactor(), Redactor(helpers=pool)
+    for text in long_texts():
+        assert helped.text(text) == alone.text(text)
+    assert helped.counts == alone.counts and alone.total > len(long_texts())
+
+
+@pytest.mark.parametrize("helpers", [Refusing(), Failing()], ids=["refusing", "failing"])
+def test_scans_a_worker_cannot_make_are_made_here(helpers: Executor, spread_small: None) -> None:
+    for text in long_texts():
+        assert find_secrets(text, helpers) == find_secrets(text)
+
+
+def test_a_short_text_is_never_sent(spread_small: None) -> None:
+    counting = Counting(Refusing())
+    for text in CASES:
+        find_secrets(text * 2, counting)
+    assert counting.submitted == 0
+
+
+def test_an_export_s_huge_line_is_redacted_with_its_workers_help(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spread_small: None
+) -> None:
+    monkeypatch.setattr(slices, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(slices, "HERE_BYTES", 50_000)
+    taken: list[bool] = []
+    real_take = spread.SharedScans._take
+
+    def take(self: spread.SharedScans, hay: Any) -> None:
+        taken.append(self._future is not None and self._future.exception() is None)
+        real_take(self, hay)
+
+    monkeypatch.setattr(spread.SharedScans, "_take", take)
+    path = tmp_path / "huge.jsonl"
+    session = Session.create("/w", path=path, fsync="never")
+    session.append_message({"role": "user", "content": "the log?", "timestamp": 1})
+    huge = "\n".join(long_texts()[:3])
+    session.append_message(
+        {
+            "role": "toolResult",
+            "toolCallId": "call_1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": huge}],
+            "isError": False,
+            "timestamp": 2,
+        }
+    )
+    for fmt in ("markdown", "html", "json"):
+        taken.clear()
+        outputs = []
+        for workers in (2, 1):
+            chunks = export_chunks(
+                Session.open(path, cache=False), fmt, redact=True, workers=workers
+            )
+            outputs.append(("".join(chunks), chunks.redactions))
+        assert outputs[0] == outputs[1]
+        assert outputs[0][1] and "[REDACTED:github-token]" in outputs[0][0]
+        # the workers' export shared its scans, one process did not (JSON looks twice:
+        # whether the line holds a secret, then in which of its strings)
+        assert taken == [True] * (2 if fmt == "json" else 1), fmt
+
+
+def test_what_the_rules_find_keeps_their_order_whichever_process_scans_first(
+    monkeypatch: pytest.MonkeyPatch, spread_small: None
+) -> None:
+    # spans of the same start and rank merge under the first one's kind: the rules'
+    # order must stand though the keyword rules run last
+    def mine(hay: Any) -> Iterator[Span]:
+        yield 0, 5, "mine", 1
+
+    def theirs(hay: Any) -> Iterator[Span]:
+        yield 0, 9, "theirs", 1
+
+    monkeypatch.setattr(context, "KEYWORD_FINDERS", (theirs,))
+    first, second = Rule((), theirs), Rule((), mine)
+    hay = Hay("x" * 30_000)
+    shared = spread.SharedScans(hay, Refusing())
+    assert shared.find(hay, [first, second]) == [(0, 9, "theirs", 1), (0, 5, "mine", 1)]
+    assert shared.find(hay, [second, first]) == [(0, 5, "mine", 1), (0, 9, "theirs", 1)]
