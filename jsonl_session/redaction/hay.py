@@ -234,6 +234,13 @@ class Hay:
                 found.setdefault(match.lastindex or 0, []).append(match.start())
         return found
 
+    def make_scan(self, owner: Group | Probe) -> None:
+        """Make the scan of a group, or of a probe's own word, now, if not made."""
+        if isinstance(owner, Group):
+            self.scan(owner)
+        else:
+            next(self.hits(owner), None)
+
     def remember_scan(self, owner: Group | Probe, places: dict[int, list[int]]) -> None:
         """Keep ``places`` as the scan of ``owner`` (fast path): where each branch of a
         group matched, or under 0 where a probe's word starts, as made in another

@@ -91,7 +91,7 @@ class SharedScans:
     def find(self, hay: Hay, rules: Sequence[Rule]) -> list[Span]:
         """What ``rules`` find in ``hay``, in their order, as one process finds it:
         the rules that read no shared probe first, while the worker scans; then the
-        worker's places put in ``hay``, and the rest."""
+        worker's places put in ``hay`` (`_take`), and the rest."""
         theirs = {id(rule) for rule in rules if rule.find in context.KEYWORD_FINDERS}
         by_rule: dict[int, list[Span]] = {}
         for rule in rules:
@@ -104,14 +104,25 @@ class SharedScans:
         return [span for rule in rules for span in by_rule[id(rule)]]
 
     def _take(self, hay: Hay) -> None:
+        """The worker's places put in ``hay``. Until it answers, this process makes
+        the scans itself, one by one, and takes from the worker only those left when
+        it does: a worker still starting (a warm pool's), or busy with an export's
+        slices, never holds this process up longer than one scan."""
         future = self._future
         if future is None:
             return
+        made = 0
+        while made < len(_OWNERS) and not future.done():
+            hay.make_scan(_OWNERS[made])
+            made += 1
+        if made == len(_OWNERS):
+            future.cancel()  # (not taken back from a worker already at it: let go)
+            return
         try:
             found = future.result()
-        except Exception:  # the worker ended, or could not take it: the scans are made here
+        except Exception:  # the worker ended, or could not take it: the rules scan here
             return
-        for owner, places in zip(_OWNERS, found, strict=True):
+        for owner, places in zip(_OWNERS[made:], found[made:], strict=True):
             if isinstance(owner, Group):
                 hay.remember_scan(owner, places)
             else:

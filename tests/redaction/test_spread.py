@@ -101,6 +101,46 @@ def test_a_redactor_with_helpers_replaces_and_counts_alike(
     assert helped.counts == alone.counts and alone.total > len(long_texts())
 
 
+class Answering(Executor):
+    """Makes the scans at once, here, and answers once asked ``after`` times whether
+    it has: a worker that answers before this process scans, or after some scans."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        answer, after = fn(*args), self.after
+
+        class Late(Future[Any]):
+            def done(self) -> bool:
+                nonlocal after
+                if after == 0 and not super().done():
+                    self.set_result(answer)
+                after -= 1
+                return super().done()
+
+        return Late()
+
+
+@pytest.mark.parametrize("after", [0, 1, 3, 100])
+def test_the_worker_s_places_are_taken_for_the_scans_not_made_here_meanwhile(
+    after: int, monkeypatch: pytest.MonkeyPatch, spread_small: None
+) -> None:
+    remembered: list[object] = []
+    real = Hay.remember_scan
+
+    def remember(self: Hay, owner: Any, places: Any) -> None:
+        remembered.append(owner)
+        real(self, owner, places)
+
+    monkeypatch.setattr(Hay, "remember_scan", remember)
+    for text in long_texts()[:-1]:  # (the last is searched the slow way)
+        remembered.clear()
+        assert find_secrets(text, Answering(after)) == find_secrets(text), text[:80]
+        # (the scans made here while the worker had not answered are not taken)
+        assert remembered == list(spread._OWNERS[after:])
+
+
 @pytest.mark.parametrize("helpers", [Refusing(), Failing()], ids=["refusing", "failing"])
 def test_scans_a_worker_cannot_make_are_made_here(helpers: Executor, spread_small: None) -> None:
     for text in long_texts():
@@ -119,14 +159,14 @@ def test_an_export_s_huge_line_is_redacted_with_its_workers_help(
 ) -> None:
     monkeypatch.setattr(slices, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(slices, "HERE_BYTES", 50_000)
-    taken: list[bool] = []
-    real_take = spread.SharedScans._take
+    taken: list[bool] = []  # whether a worker was asked, text by text
+    real_init = spread.SharedScans.__init__
 
-    def take(self: spread.SharedScans, hay: Any) -> None:
-        taken.append(self._future is not None and self._future.exception() is None)
-        real_take(self, hay)
+    def init(self: spread.SharedScans, hay: Any, helpers: Any) -> None:
+        real_init(self, hay, helpers)
+        taken.append(self._future is not None)
 
-    monkeypatch.setattr(spread.SharedScans, "_take", take)
+    monkeypatch.setattr(spread.SharedScans, "__init__", init)
     path = tmp_path / "huge.jsonl"
     session = Session.create("/w", path=path, fsync="never")
     session.append_message({"role": "user", "content": "the log?", "timestamp": 1})
@@ -151,8 +191,8 @@ def test_an_export_s_huge_line_is_redacted_with_its_workers_help(
             outputs.append(("".join(chunks), chunks.redactions))
         assert outputs[0] == outputs[1]
         assert outputs[0][1] and "[REDACTED:github-token]" in outputs[0][0]
-        # the workers' export shared its scans, one process did not (JSON looks twice:
-        # whether the line holds a secret, then in which of its strings)
+        # the workers' export asked one for its scans, one process did not (JSON looks
+        # twice: whether the line holds a secret, then in which of its strings)
         assert taken == [True] * (2 if fmt == "json" else 1), fmt
 
 
