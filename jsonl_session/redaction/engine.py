@@ -218,8 +218,9 @@ class Redactor:
             return value
         if isinstance(value, str):
             return self.text(value)
-        if not isinstance(value, dict | list) or not _may_hold_secrets(value, self.helpers):
+        if not isinstance(value, dict | list) or not _may_hold_secrets(value):
             return value
+        before = self.total
         root = _copy(value)
         pending: list[dict[str, Any] | list[Any]] = [root]
         while pending:  # iterative: JSON may nest deeper than the recursion limit
@@ -233,7 +234,7 @@ class Redactor:
                         pending.append(copy)
             else:
                 self._dict(container, pending)
-        return root
+        return root if self.total != before else value
 
     def line(self, raw: bytes) -> bytes:
         """A JSON line (an entry, or another agent's record) with its secrets replaced;
@@ -288,11 +289,13 @@ def _slice(pieces: list[str], text: str, start: int, end: int) -> None:
         pieces += [text[at : min(at + _PIECE, end)] for at in range(start, end, _PIECE)]
 
 
-def _may_hold_secrets(value: dict[str, Any] | list[Any], helpers: Helpers | None) -> bool:
+def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
     """Whether the walk in `Redactor.value` could change anything: a string under a key
     that names a secret, or a secret in the strings it would look at. Those strings are
     searched joined, once, which is much faster than one by one; a separator no rule
-    reads across (a NUL between newlines) keeps them apart."""
+    reads across (a NUL between newlines) keeps them apart. Strings of `_APART` or
+    more characters in all are not searched here: the walk searches each of them
+    anyway, and a huge text holding a secret would be searched twice."""
     texts: list[str] = []
     pending: list[dict[str, Any] | list[Any]] = [value]
     while pending:
@@ -314,10 +317,13 @@ def _may_hold_secrets(value: dict[str, Any] | list[Any], helpers: Helpers | None
                 texts.append(item)
             elif isinstance(item, dict | list):
                 pending.append(item)
-    return bool(find_secrets(_SEPARATOR.join(texts), helpers))
+    if sum(map(len, texts)) >= _APART:
+        return True
+    return bool(find_secrets(_SEPARATOR.join(texts)))
 
 
 _SEPARATOR = "\n\0\n"
+_APART = 1 << 20
 _KEY_KINDS: dict[str, str | None] = {}
 
 

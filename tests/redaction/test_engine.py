@@ -121,3 +121,35 @@ class TestProbesFoundTogether:
         for probe in probes_found_by_a_group():
             alone = Probe(probe.word, probe.ahead, folded=probe.folded)
             assert list(Hay(text).hits(probe)) == list(Hay(text).hits(alone)), probe.word
+
+
+class TestValuesOfHugeTexts:
+    SECRET = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+
+    def searched(self, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+        lengths: list[int] = []
+        real = engine.find_secrets
+
+        def spy(text: str, helpers: object = None) -> list[Span]:
+            lengths.append(len(text))
+            return real(text)
+
+        monkeypatch.setattr(engine, "find_secrets", spy)
+        return lengths
+
+    def test_a_huge_text_in_a_value_is_searched_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        searched = self.searched(monkeypatch)
+        huge = "a line of a long log\n" * 60_000 + self.SECRET
+        value = {"type": "text", "text": huge, "more": ["short", {"note": "fine"}]}
+        redactor = Redactor()
+        redacted = redactor.value(value)
+        assert redacted["text"] == huge.replace(self.SECRET, "[REDACTED:github-token]")
+        assert redacted["more"] == value["more"] and redactor.summary() == {"github-token": 1}
+        assert [length for length in searched if length >= len(huge)] == [len(huge)]
+
+    def test_a_huge_value_without_a_secret_is_given_back_itself(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        value = {"text": "nothing to hide here\n" * 60_000, "list": ["a", "b"]}
+        redactor = Redactor()
+        assert redactor.value(value) is value and redactor.total == 0
