@@ -190,6 +190,15 @@ class AnyOf(AllOf):
         return any(anchor.present(hay) for anchor in self.anchors)
 
 
+def places_of(pattern: re.Pattern[bytes], hay: bytes) -> dict[int, list[int]]:
+    """Where ``pattern`` matches in ``hay``, by the group that matched (0 for a
+    pattern without groups): a group's scan as `Hay.scan` keeps it."""
+    found: dict[int, list[int]] = {}
+    for match in pattern.finditer(hay):
+        found.setdefault(match.lastindex or 0, []).append(match.start())
+    return found
+
+
 class Hay:
     """A text prepared for the rules' searches (see the module's docstring)."""
 
@@ -230,8 +239,7 @@ class Hay:
             hay = self.low if group.folded else self.image
             if self.short and group.literal not in hay:
                 return found
-            for match in group.pattern.finditer(hay):
-                found.setdefault(match.lastindex or 0, []).append(match.start())
+            found.update(places_of(group.pattern, hay))
         return found
 
     def make_scan(self, owner: Group | Probe) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jsonl_session.redaction import context
-from jsonl_session.redaction.hay import Group, Hay, Probe
+from jsonl_session.redaction.hay import Group, Hay, Probe, places_of
 from jsonl_session.redaction.shapes import Rule, Span
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ def _scans() -> tuple[list[Group | Probe], list[tuple[bytes, int]]]:
         owner: Group | Probe = probe.via.group if probe.via is not None else probe
         made.setdefault(id(owner), owner)
     owners = list(made.values())
+    assert all(owner.folded for owner in owners)  # the worker scans the lowercased image
     patterns = [
         (owner.pattern.pattern, owner.pattern.flags)
         if isinstance(owner, Group)
@@ -68,13 +69,7 @@ _OWNERS, _PATTERNS = _scans()
 def scan_image(low: bytes, patterns: Sequence[tuple[bytes, int]]) -> list[dict[int, list[int]]]:
     """A worker's work: where each pattern matches in ``low``, by the group that
     matched (0 for a pattern without groups), as `Hay.scan` keeps it."""
-    out: list[dict[int, list[int]]] = []
-    for pattern, flags in patterns:
-        found: dict[int, list[int]] = {}
-        for match in re.compile(pattern, flags).finditer(low):
-            found.setdefault(match.lastindex or 0, []).append(match.start())
-        out.append(found)
-    return out
+    return [places_of(re.compile(pattern, flags), low) for pattern, flags in patterns]
 
 
 class SharedScans:

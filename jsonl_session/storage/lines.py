@@ -116,7 +116,7 @@ class LineSource:
         """``length`` bytes at ``offset`` and, with ``after``, the one byte after them
         (if any)."""
         try:
-            return pread(self.fd, length + after, offset)
+            return pread(self.fd, length + 1 if after else length, offset)
         except OSError as exc:
             raise SessionFormatError(
                 self.path, None, f"cannot read: {exc.strerror or exc}"
