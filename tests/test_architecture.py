@@ -16,6 +16,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from locations import ROOT
+
 import jsonl_session
 
 PACKAGE = Path(jsonl_session.__file__).resolve().parent
@@ -312,6 +314,43 @@ class TestImportCost:
 
     def test_the_check_sees_an_sdk_when_one_is_imported(self) -> None:
         assert "anthropic" in heavy_modules_after("import anthropic")
+
+
+LATE = ("pydantic", "jsonl_session.redaction.finding")
+
+
+def late_modules_after_command(*args: str | Path) -> list[str]:
+    """Which of ``LATE`` a fresh interpreter holds after running the command line
+    with ``args``: pydantic (Typer's adapters, cli/coercion.py) and the redaction
+    rules (redaction/finding.py) cost 75 and 20 ms to load."""
+    code = (
+        "import sys\n"
+        f"sys.argv = ['jsonl-session', *{[str(a) for a in args]!r}]\n"
+        "from jsonl_session.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        f"print([m for m in {LATE!r} if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = eval(done.stdout.strip().splitlines()[-1])  # (a list of names)
+    return loaded
+
+
+class TestCommandStartCost:
+    def test_an_export_or_textconv_loads_neither_pydantic_nor_the_rules(
+        self, tmp_path: Path
+    ) -> None:
+        session = ROOT / "fixtures" / "compaction-two.jsonl"
+        out = tmp_path / "out.md"
+        assert late_modules_after_command("export", session, "-o", out, "--workers", "2") == []
+        assert late_modules_after_command("textconv", session) == []
+        assert late_modules_after_command("tree", session, "--depth", "3") == []
+
+    def test_redacting_loads_the_rules(self, tmp_path: Path) -> None:
+        session = ROOT / "fixtures" / "compaction-two.jsonl"
+        out = tmp_path / "out.md"
+        loaded = late_modules_after_command("export", session, "--redact", "-o", out)
+        assert loaded == ["jsonl_session.redaction.finding"]
 
 
 # The public names before the package was cut into layers (issue 11): all still work.

@@ -5,10 +5,11 @@ shapes.py holds the secrets known by their shape (a provider's key prefix, a JSO
 Token, a private key block); context.py those known by where they stand (a
 ``password=`` pair, ``Authorization: Basic``, a URL's password, ``mysql -pX``,
 ``curl -u user:pass``, a netrc line) and judge.py which values stand for a secret
-rather than a placeholder, a reference or code; engine.py the `Redactor` that runs
-them all over a text (or every string of a JSON value, or an entry's line) and counts
-what it replaced. Everything here is pure: no I/O, nothing about sessions beyond which
-keys of an entry are structure. views/redact.py re-exports the public names.
+rather than a placeholder, a reference or code; finding.py runs them all over a text
+(only those a text may hold) and engine.py's `Redactor` replaces what they find (in a
+text, every string of a JSON value, or an entry's line) and counts it. Everything
+here is pure: no I/O, nothing about sessions beyond which keys of an entry are
+structure. views/redact.py re-exports the public names.
 """
 
 from jsonl_session.redaction.engine import PLACEHOLDER, Redactor, redact_text, redactor_for

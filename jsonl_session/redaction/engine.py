@@ -1,17 +1,11 @@
-"""The `Redactor`: runs the rules of shapes.py and context.py over a text, replaces
-each secret with ``[REDACTED:<kind>]`` and counts what it replaced, by kind.
+"""The `Redactor`: replaces each secret finding.py finds in a text with
+``[REDACTED:<kind>]`` and counts what it replaced, by kind.
 
-Speed comes from not running most rules at all: each rule names literal anchors
-(``PRIVATE KEY``, ``://``, ``mysql``…), and a rule's patterns run only when one of
-its anchors is in the text; the keyword rules try their patterns only where their
-word stands, and token shapes only where a long run of token characters starts. All
-of those are looked for in an ASCII image of the text, lowercased once where case does
-not count (hay.py), never in the text itself. A short text is first scanned once by
-all the rules' gates together (what must stand somewhere for a rule to find anything:
-``token`` followed by a separator, not just ``token``), and only the rules whose gate
-matched run: most texts of a session have none. The spans every rule finds are
-merged (overlapping finds become one secret, named by the most specific rule) and the
-text is rebuilt once.
+How a text is searched (the rules of shapes.py and context.py, run only where their
+anchors and gates say they may find something, their finds merged) is finding.py's,
+imported the first time a redactor searches a text: a disabled redactor, which most
+exports and views hold, never loads the rules. The text is rebuilt once, from the
+stretches between the secrets.
 
 Beyond texts: `Redactor.value` redacts every string of a JSON value (a string stored
 under a key that names a secret goes whole; image data and the structure of entries
@@ -23,24 +17,24 @@ in (``Session.create(..., redact=True)``), storage's forks and dialects' convers
 
 from __future__ import annotations
 
-import re
 from collections import Counter
+from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from jsonl_session.format.jsonio import decode_any, dumps
-from jsonl_session.redaction.context import context_rules
-from jsonl_session.redaction.hay import Hay, commonness
 from jsonl_session.redaction.judge import is_secret, key_kind, strength_for
-from jsonl_session.redaction.shapes import Rule, Span, shape_rules
-from jsonl_session.redaction.spread import SharedScans, spread_worthy
 
 if TYPE_CHECKING:
+    from jsonl_session.redaction.shapes import Span
     from jsonl_session.redaction.spread import Helpers
 
 PLACEHOLDER = "[REDACTED:{kind}]"
-
-_RULES: tuple[Rule, ...] = (*shape_rules(), *context_rules())
-_SHORTEST = 8  # no rule finds a secret in fewer characters (``pwd=abc1``)
+Finder = Callable[[str, "Helpers | None"], "list[Span]"]
+"""finding.py's `find_secrets`: a text's secrets, with helpers for a huge one."""
+SHORTEST = 8
+"""No rule finds a secret in fewer characters (``pwd=abc1``): a shorter text is given
+back without a call to finding.py (whose `find_secrets` has the same bound)."""
 
 # Keys whose string values are structure, never secrets: an entry's envelope and
 # references, roles and model names, and opaque signatures (changing one would only
@@ -58,105 +52,6 @@ _IMAGE_TYPES = frozenset({"image", "base64", "input_image"})
 # Keys whose value is a header's (``{"Authorization": "Basic …"}``): judged as the
 # header line would be.
 _HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
-
-
-def find_secrets(text: str, helpers: Helpers | None = None) -> list[Span]:
-    """The secrets in ``text`` as (start, end, kind, rank), in order, not overlapping.
-    ``helpers``: worker processes (an executor) that may make a huge text's keyword
-    scans meanwhile (spread.py); what is found is the same."""
-    if len(text) < _SHORTEST:
-        return []
-    tiny = len(text) <= _TINY
-    if tiny and text in _TINY_CLEAN:
-        return []
-    found: list[Span] = []
-    hay = Hay(text)
-    shared = SharedScans(hay, helpers) if helpers is not None and spread_worthy(hay) else None
-    if hay.short and hay.fast:
-        rules = _rules_for(hay.low)
-    else:
-        rules = tuple(
-            rule
-            for rule in _RULES
-            if not rule.anchors or any(anchor.present(hay) for anchor in rule.anchors)
-        )
-    if shared is not None:
-        found = shared.find(hay, rules)
-    else:
-        for rule in rules:
-            found.extend(rule.find(hay))
-    if found:
-        return _merged(found)
-    if tiny:
-        if len(_TINY_CLEAN) >= 10_000:
-            _TINY_CLEAN.clear()
-        _TINY_CLEAN.add(text)
-    return found
-
-
-# Texts this short that held no secret: a session repeats many (a model's name on every
-# answer, a tool's, "done"), and a set lookup costs a fraction of a search.
-_TINY = 64
-_TINY_CLEAN: set[str] = set()
-
-
-def _gates(rules: tuple[Rule, ...]) -> tuple[re.Pattern[bytes], dict[bytes, frozenset[int]]]:
-    """All the rules' gates as one pattern (branches that take the same character
-    grouped, so the scan tests each place once), and which rules each character that
-    a branch takes stands for."""
-    by_char: dict[str, list[str]] = {}
-    rules_by_char: dict[bytes, set[int]] = {}
-    for index, rule in enumerate(rules):
-        for gate in rule.gates:
-            # every gate takes its first character, escaped or not, and looks around it
-            char = gate[:2] if gate.startswith("\\") else gate[:1]
-            by_char.setdefault(char, []).append(gate[len(char) :])
-            key = char[-1].encode("ascii")  # unescaped
-            rules_by_char.setdefault(key, set()).add(index)
-    chars = sorted(by_char, key=lambda char: commonness(char[-1]))
-    branches = [f"{char}(?:{'|'.join(by_char[char])})" for char in chars]
-    pattern = re.compile("|".join(branches).encode("ascii"))
-    return pattern, {char: frozenset(indexes) for char, indexes in rules_by_char.items()}
-
-
-_GATE, _RULES_BY_CHAR = _gates(_RULES)
-_UNGATED = tuple(rule for rule in _RULES if not rule.gates)
-_CHOSEN: dict[frozenset[bytes], tuple[Rule, ...]] = {}
-
-
-def _rules_for(low: bytes) -> tuple[Rule, ...]:
-    """The rules worth running on a short text: those without gates, and those whose
-    gates' character was taken by the scan of its lowercased image ``low`` (a place
-    where one branch matched is one where any branch taking the same character may
-    have: all of their rules run). In their order in _RULES, remembered by the
-    characters taken: a few sets of them come back all the time."""
-    taken = frozenset(_GATE.findall(low))
-    if not taken:
-        return _UNGATED
-    try:
-        return _CHOSEN[taken]
-    except KeyError:
-        chosen = set().union(*(_RULES_BY_CHAR[char] for char in taken))
-        if len(_CHOSEN) > 4096:
-            _CHOSEN.clear()
-        rules = _CHOSEN[taken] = tuple(
-            rule for index, rule in enumerate(_RULES) if not rule.gates or index in chosen
-        )
-        return rules
-
-
-def _merged(spans: list[Span]) -> list[Span]:
-    """Overlapping spans as one, named by the most specific (lowest rank) of them."""
-    spans.sort(key=lambda span: (span[0], span[3]))
-    merged = [spans[0]]
-    for start, end, kind, rank in spans[1:]:
-        last_start, last_end, last_kind, last_rank = merged[-1]
-        if start < last_end:
-            better = (kind, rank) if rank < last_rank else (last_kind, last_rank)
-            merged[-1] = (last_start, max(end, last_end), *better)
-        else:
-            merged.append((start, end, kind, rank))
-    return merged
 
 
 class Redactor:
@@ -182,6 +77,15 @@ class Redactor:
         """Counts by kind, kinds sorted."""
         return {kind: self.counts[kind] for kind in sorted(self.counts)}
 
+    @cached_property
+    def _find(self) -> Finder:
+        """finding.py's `find_secrets`, imported when this redactor first searches a
+        text: compiling the rules' patterns takes about 20 ms, which a command that
+        redacts nothing (most exports, textconv) should not pay."""
+        from jsonl_session.redaction.finding import find_secrets
+
+        return find_secrets
+
     def text(self, text: str) -> str:
         """``text`` with every secret replaced."""
         pieces = self.text_pieces(text)
@@ -193,9 +97,9 @@ class Redactor:
         its own characters allow) and the placeholders. A caller that writes them
         one by one never builds the whole text again, which for a huge text holding
         one emoji takes four bytes a character."""
-        if not self.enabled or len(text) < _SHORTEST:
+        if not self.enabled or len(text) < SHORTEST:
             return text
-        spans = find_secrets(text, self.helpers)
+        spans = self._find(text, self.helpers)
         if not spans:
             return text
         pieces: list[str] = []
@@ -218,7 +122,7 @@ class Redactor:
             return value
         if isinstance(value, str):
             return self.text(value)
-        if not isinstance(value, dict | list) or not _may_hold_secrets(value):
+        if not isinstance(value, dict | list) or not _may_hold_secrets(value, self._find):
             return value
         before = self.total
         root = _copy(value)
@@ -289,7 +193,7 @@ def _slice(pieces: list[str], text: str, start: int, end: int) -> None:
         pieces += [text[at : min(at + _PIECE, end)] for at in range(start, end, _PIECE)]
 
 
-def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
+def _may_hold_secrets(value: dict[str, Any] | list[Any], find: Finder) -> bool:
     """Whether the walk in `Redactor.value` could change anything: a string under a key
     that names a secret, or a secret in the strings it would look at. Those strings are
     searched joined, once, which is much faster than one by one; a separator no rule
@@ -319,7 +223,7 @@ def _may_hold_secrets(value: dict[str, Any] | list[Any]) -> bool:
                 pending.append(item)
     if sum(map(len, texts)) >= _APART:
         return True
-    return bool(find_secrets(_SEPARATOR.join(texts)))
+    return bool(find(_SEPARATOR.join(texts), None))
 
 
 _SEPARATOR = "\n\0\n"

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from locations import ROOT
 
-from jsonl_session.redaction import context, engine
-from jsonl_session.redaction.engine import _RULES, Redactor, _merged, find_secrets
+from jsonl_session.redaction import context, engine, finding
+from jsonl_session.redaction.engine import Redactor
+from jsonl_session.redaction.finding import _RULES, _merged, find_secrets
 from jsonl_session.redaction.hay import Hay, Probe
 from jsonl_session.redaction.shapes import Span
 
@@ -128,13 +129,13 @@ class TestValuesOfHugeTexts:
 
     def searched(self, monkeypatch: pytest.MonkeyPatch) -> list[int]:
         lengths: list[int] = []
-        real = engine.find_secrets
+        real = finding.find_secrets
 
         def spy(text: str, helpers: object = None) -> list[Span]:
             lengths.append(len(text))
             return real(text)
 
-        monkeypatch.setattr(engine, "find_secrets", spy)
+        monkeypatch.setattr(finding, "find_secrets", spy)
         return lengths
 
     def test_a_huge_text_in_a_value_is_searched_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,3 +154,10 @@ class TestValuesOfHugeTexts:
         value = {"text": "nothing to hide here\n" * 60_000, "list": ["a", "b"]}
         redactor = Redactor()
         assert redactor.value(value) is value and redactor.total == 0
+
+
+def test_the_engine_skips_the_texts_finding_would_skip() -> None:
+    # (the engine answers a text this short without loading the rules)
+    assert engine.SHORTEST == finding._SHORTEST
+    assert len("pwd=ab1") < engine.SHORTEST and Redactor().text("pwd=ab1") == "pwd=ab1"
+    assert Redactor().text("password=hunter2secret") == "password=[REDACTED:password]"

@@ -16,7 +16,7 @@ from locations import ROOT
 
 from jsonl_session import Session, export_chunks
 from jsonl_session.redaction import Redactor, context, spread
-from jsonl_session.redaction.engine import find_secrets
+from jsonl_session.redaction.finding import find_secrets
 from jsonl_session.redaction.hay import Hay
 from jsonl_session.redaction.shapes import Rule, Span
 from jsonl_session.views import slices

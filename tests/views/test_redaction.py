@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from locations import ROOT
 
 from jsonl_session import Redactor, Session, export_session, redact_text
-from jsonl_session.redaction.engine import find_secrets
+from jsonl_session.redaction.finding import find_secrets
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from redaction import judge_detector, judge_redactor, speed
