@@ -346,6 +346,11 @@ class TestCommandStartCost:
         assert late_modules_after_command("textconv", session) == []
         assert late_modules_after_command("tree", session, "--depth", "3") == []
 
+    def test_a_worker_spawned_by_the_command_line_loads_no_typer_or_rich(self) -> None:
+        # a spawned worker runs `python -m jsonl_session`'s main module again, so
+        code = "import runpy\nrunpy.run_module('jsonl_session.__main__', run_name='__mp_main__')"
+        assert heavy_modules_after(code) == "[]"
+
     def test_redacting_loads_the_rules(self, tmp_path: Path) -> None:
         session = ROOT / "fixtures" / "compaction-two.jsonl"
         out = tmp_path / "out.md"
