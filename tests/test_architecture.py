@@ -350,6 +350,9 @@ class TestCommandStartCost:
         # a spawned worker runs `python -m jsonl_session`'s main module again, so
         code = "import runpy\nrunpy.run_module('jsonl_session.__main__', run_name='__mp_main__')"
         assert heavy_modules_after(code) == "[]"
+        # ...or the `jsonl-session` script, whose first lines import the entry point
+        assert heavy_modules_after("from jsonl_session.cli import main") == "[]"
+        assert "typer" in heavy_modules_after("from jsonl_session.cli import app")
 
     def test_redacting_loads_the_rules(self, tmp_path: Path) -> None:
         session = ROOT / "fixtures" / "compaction-two.jsonl"

@@ -1,102 +1,40 @@
 """The `jsonl-session` command line: a thin Typer layer over the library.
 
 One module per command group; what they share (options, settings, output, errors)
-is in options.py. Commands call the public API, importing what they use when they
-run, so starting the CLI imports only typer and these modules; they turn library
-errors into one line on stderr (exit 1), and a mistake on the command line is one
-line too (exit 2; commands.py). Shell completion is Typer's (--install-completion,
---show-completion). Options given before the command name are kept on Typer's
-context (options.Settings). Nothing in the library imports this package.
+is in options.py, how the command line itself behaves in commands.py, the app that
+holds them all in typer_app.py. Commands call the public API, importing what they
+use when they run, so starting the CLI imports only typer and these modules; they
+turn library errors into one line on stderr (exit 1), and a mistake on the command
+line is one line too (exit 2; commands.py). Shell completion is Typer's
+(--install-completion, --show-completion). Nothing in the library imports this
+package.
+
+Importing the package imports none of that: `main` (the ``jsonl-session`` script's
+entry point) imports the app when it runs, and ``app`` is made on first use. A
+worker process spawned by a command runs the script again as its main module, and
+the command line (Typer, Rich, the command modules: about 30 ms) is not for it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:
+    from jsonl_session.cli.typer_app import app
 
-from jsonl_session.cli import (
-    compact_cmds,
-    convert_cmds,
-    edit_cmds,
-    export_cmds,
-    inspect_cmds,
-    list_cmds,
-    maintain_cmds,
-    mcp_cmds,
-    resume_cmds,
-    stats_cmds,
-)
-from jsonl_session.cli.commands import Commands
-from jsonl_session.cli.options import NoCacheOption, Settings
-
-app = typer.Typer(
-    name="jsonl-session",
-    help="Inspect, fork, branch, label, compact, migrate and repair append-only JSONL sessions "
-    "(pi session format v3).",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    cls=Commands,
-)
-
-
-def _print_version(asked: bool) -> None:
-    if asked:
-        from jsonl_session import __version__
-
-        typer.echo(f"jsonl-session {__version__}")
-        raise typer.Exit()
-
-
-VersionOption = Annotated[
-    bool,
-    typer.Option(
-        "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
-    ),
-]
-
-
-@app.callback()
-def _everywhere(
-    ctx: typer.Context, no_cache: NoCacheOption = False, version: VersionOption = False
-) -> None:
-    ctx.obj = Settings(no_cache=no_cache)
-    if not no_cache:
-        from jsonl_session import on_record_not_kept
-
-        on_record_not_kept(_say_record_not_kept)
-
-
-def _say_record_not_kept(message: str) -> None:
-    """A cache record that could not be written: said once, as a note (the results
-    are the same as without the cache)."""
-    from jsonl_session.cli.terminal_text import visible
-
-    typer.echo(visible(f"note: {message}; read without it (same results)"), err=True)
-
-
-app.command(name="list")(list_cmds.list_)
-app.command()(list_cmds.latest)
-app.command()(list_cmds.search)
-app.command()(inspect_cmds.show)
-app.command()(inspect_cmds.tree)
-app.command()(inspect_cmds.context)
-app.command()(stats_cmds.stats)
-app.command()(edit_cmds.fork)
-app.command()(resume_cmds.resume)
-app.command()(convert_cmds.convert)
-app.command()(edit_cmds.branch)
-app.command()(compact_cmds.compact)
-app.command()(edit_cmds.label)
-app.command()(edit_cmds.name)
-app.command()(edit_cmds.edit)
-app.command()(maintain_cmds.migrate)
-app.command()(maintain_cmds.doctor)
-app.command()(export_cmds.export)
-app.command()(export_cmds.textconv)
-app.command()(mcp_cmds.mcp)
+__all__ = ["app", "main"]
 
 
 def main() -> None:
+    """Run the command line (``sys.argv``)."""
+    from jsonl_session.cli.typer_app import app
+
     app()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # (the Typer app, for tests and for embedding it in another)
+        from jsonl_session.cli.typer_app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
