@@ -346,12 +346,17 @@ class TestCommandStartCost:
         assert late_modules_after_command("textconv", session) == []
         assert late_modules_after_command("tree", session, "--depth", "3") == []
 
-    def test_a_worker_spawned_by_the_command_line_loads_no_typer_or_rich(self) -> None:
-        # a spawned worker runs `python -m jsonl_session`'s main module again, so
-        code = "import runpy\nrunpy.run_module('jsonl_session.__main__', run_name='__mp_main__')"
+    def test_a_worker_spawned_by_the_script_loads_no_typer_or_rich(self, tmp_path: Path) -> None:
+        # A spawned worker runs the parent's main script again (as __mp_main__); the
+        # `jsonl-session` script pip writes imports the entry point at its top.
+        script = tmp_path / "jsonl-session"
+        script.write_text(
+            "import re\nimport sys\nfrom jsonl_session.cli import main\n"
+            "if __name__ == '__main__':\n    sys.exit(main())\n"
+        )
+        prepared = {"init_main_from_path": str(script)}
+        code = f"import multiprocessing.spawn as s\ns.prepare({prepared!r})"
         assert heavy_modules_after(code) == "[]"
-        # ...or the `jsonl-session` script, whose first lines import the entry point
-        assert heavy_modules_after("from jsonl_session.cli import main") == "[]"
         assert "typer" in heavy_modules_after("from jsonl_session.cli import app")
 
     def test_redacting_loads_the_rules(self, tmp_path: Path) -> None:
