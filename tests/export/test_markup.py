@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jsonl_session.export.markup import escape, escape_text, json_html
+from jsonl_session.export.markup import COMMON_EXTENSIONS, Markup, escape, escape_text, json_html
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -47,3 +47,19 @@ def test_any_text_is_shown_exactly(text: str) -> None:
 def test_escaping_is_the_standard_library_s(text: str) -> None:
     assert escape(text) == html.escape(text, quote=True)
     assert escape_text(text) == html.escape(text, quote=False)
+
+
+def test_a_common_extension_gets_the_lexer_pygments_picks_for_its_file_name() -> None:
+    from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+
+    for extension, name in COMMON_EXTENSIONS.items():
+        picked = get_lexer_for_filename(f"file.{extension}", stripnl=False, ensurenl=False)
+        ours = get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        assert type(ours) is type(picked), extension
+        assert (ours.stripnl, ours.ensurenl) == (picked.stripnl, picked.ensurenl) == (False, False)
+
+
+def test_code_read_from_a_common_file_is_highlighted_as_by_its_name() -> None:
+    code = 'def f(x: int) -> str:\n    return "<%d>" % x\n'
+    assert "hl" in Markup().code(code, path="src/a.py")
+    assert Markup().code(code, path="src/a.py") == Markup().code(code, language="python")
