@@ -10,9 +10,12 @@ certain: the value Typer would give, checked by a differential test against Type
 own coercion. Anything else, every value that would be refused included, goes to
 Typer's coercion, built only then, so the errors are Typer's word for word.
 
-Typer keeps a parameter's coercion in a private attribute; with a Typer that keeps
-none, nothing is changed (the values are Typer's, only slower). What the command line
-looks like and how its errors are printed is commands.py's.
+Typer keeps a parameter's coercion in a private attribute, so the readers are given
+only under the Typer release the differential test was run against (`CHECKED_TYPER`):
+under another, every value is Typer's, only slower (and tests/test_architecture.py's
+start-cost test fails, saying pydantic was loaded: run tests/cli/test_coercion.py
+against that release, then add it). What the command line looks like and how its
+errors are printed is commands.py's.
 """
 
 from __future__ import annotations
@@ -25,6 +28,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
+import typer
+
+CHECKED_TYPER = ("0.29",)
+"""The Typer releases (major.minor) whose coercion the readers here match."""
+_CHECKED = ".".join(typer.__version__.split(".")[:2]) in CHECKED_TYPER
 _UNSURE: Any = object()
 """A reader's answer when only Typer's coercion can say (a check, or an error)."""
 
@@ -37,6 +45,8 @@ Reader = Callable[[Any, Any], Any]
 def quick_values(params: Iterable[Any]) -> None:
     """Give each of ``params`` whose type a reader here knows that reader, unless its
     coercion was made already (a parameter is coerced by one or the other)."""
+    if not _CHECKED:
+        return
     for param in params:
         descriptor = getattr(param, "type_descriptor", None)
         if descriptor is None or getattr(param, "_runtime_param", _UNSURE) is not None:
@@ -128,7 +138,7 @@ def _path(file_okay: bool, dir_okay: bool, readable: bool, writable: bool) -> Re
             found = os.stat(path)
         except ValueError:  # a NUL in it: Typer's answer
             return _UNSURE
-        except OSError:  # nothing there (no parameter read here asks that it exists)
+        except OSError:  # not there, or not to be looked at: as Typer, a path all the same
             return path
         if (not file_okay and stat.S_ISREG(found.st_mode)) or (
             not dir_okay and stat.S_ISDIR(found.st_mode)

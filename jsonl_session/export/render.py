@@ -84,7 +84,7 @@ def export_chunks(
         # every entry is shown: the file's size, which its lines nearly fill, says
         # whether they spread, so the workers start before the entries are made (a
         # fifth of a second from a cache record of a long session)
-        warm = _warm(session, _file_size(session), workers, fmt)
+        warm = _warm(session, _file_size(session), workers, fmt, redact)
         return ExportChunks(iter_json(session, leaf_id, redactor, workers), redactor, warm)
     # The workers start while the plan and the export's head are made: at once for a
     # Markdown export of every branch or of the active path, which in a file long
@@ -93,13 +93,13 @@ def export_chunks(
     # Markdown and highlighting libraries: started for a short path, they would take
     # the cores from this process for longer than the page takes.
     early = fmt == "markdown" and (all_branches or leaf_id is None)
-    warm = _warm(session, _file_size(session), workers, fmt) if early else None
+    warm = _warm(session, _file_size(session), workers, fmt, redact) if early else None
     try:
         plan = ExportPlan(session, leaf_id, all_branches, redact)
         if workers != 1:  # a huge text met before the spread: its scans to a waiting worker
             plan.redactor.helpers = WarmHelpers()
         if not early:
-            warm = _warm(session, lines_size(plan.shown_entries()), workers, fmt)
+            warm = _warm(session, lines_size(plan.shown_entries()), workers, fmt, redact)
         if fmt == "html":
             # Markdown and highlighting libraries load only for the page
             from jsonl_session.export.html import iter_html
@@ -113,11 +113,13 @@ def export_chunks(
 
 
 def _warm(
-    session: Session, size: int, workers: int | None, fmt: ExportFormat
+    session: Session, size: int, workers: int | None, fmt: ExportFormat, redact: bool
 ) -> ProcessPoolExecutor | None:
     if session.dialect != "pi":  # another agent's lines are not the file's: one process
         return None
-    return warm_workers(workers, size, _RENDERERS[fmt])
+    # the rules, which a redactor loads at its first text, compiled as the workers start
+    rules = ("jsonl_session.redaction.finding",) if redact else ()
+    return warm_workers(workers, size, _RENDERERS[fmt], *rules)
 
 
 def _file_size(session: Session) -> int:

@@ -2,7 +2,7 @@
 (one byte per character, so a place in the image is the same place in the text) and
 that image with its letters lowercased, and finds in them where a rule's literal word
 stands (`Probe`) or whether it stands anywhere (`Hay.has`). `gate` writes a word as
-a pattern over the lowercased image that takes one character: engine.py joins the
+a pattern over the lowercased image that takes one character: finding.py joins the
 rules' gates into the one scan that picks which rules a short text needs (which rule
 has which gates is shapes.py's and context.py's).
 
@@ -42,7 +42,7 @@ _GATE_CHARS = "z-1_kgb:hypc"
 
 
 # Up to this many characters a text is short: its rules are picked by one scan of
-# their gates (engine.py), and a word's ``in`` costs less than starting a regex
+# their gates (finding.py), and a word's ``in`` costs less than starting a regex
 # search, so words are looked for with ``in`` before a probe or group runs. A long
 # text's rules are picked by their anchors: a few scans for literals cost less there.
 _SHORT = 16_384
@@ -68,7 +68,7 @@ def gate(word: str, ahead: str = "") -> str:
     """A pattern over a lowercased image that matches where ``word`` (lowercased)
     stands followed by what ``ahead`` matches, and takes one character only (the
     first of ``_GATE_CHARS`` in the word), with the rest looked at behind and ahead.
-    engine.py joins such patterns into the one scan that picks the rules worth
+    finding.py joins such patterns into the one scan that picks the rules worth
     running on a short text; taking one character each, no match hides another's."""
     word = word.lower()
     at = min(range(len(word)), key=lambda index: _gate_rank(word[index]))

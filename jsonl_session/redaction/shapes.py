@@ -2,7 +2,7 @@
 webhook URLs that carry their secret in the path, and private key blocks.
 
 Each rule names its kind, the literal text that must occur for it to be tried (its
-anchors: the engine looks for them first with ``in``, which is far cheaper than a
+anchors: finding.py looks for them first with ``in``, which is far cheaper than a
 regex scan) and a pattern whose ``value`` group (or whole match) is the secret. A
 shape must stand alone (no letter or digit glued to either end) and look random:
 ``ghp_xxxx…``, ``AKIAXXXXXXXXXXXXXXXX`` and ``sk-ant-...`` are placeholders, not keys.
@@ -29,7 +29,7 @@ class Rule:
     `Group`), or always if it has none. A short text (hay.py's ``short``) is tried only
     when one of ``gates`` matches its lowercased image (if it has any): patterns made
     by hay.py's `gate`, which match wherever the rule could find a secret, and which
-    engine.py runs all in one scan of the text."""
+    finding.py runs all in one scan of the text."""
 
     anchors: tuple[Anchor, ...]
     find: Callable[[Hay], Iterator[Span]]

@@ -11,7 +11,7 @@ them. Nothing else crosses: the rules, what they make of each place, and the ord
 of what they find stay here, so what is found is what one process finds. A worker
 that cannot take the scans (its pool gone, the process ended) leaves them to this
 process. Which executor to use is the caller's (views/slices.py hands the export's
-pool to `Redactor(helpers=...)`); which rules there are, engine.py's.
+pool to `Redactor(helpers=...)`); which rules there are, finding.py's.
 """
 
 from __future__ import annotations

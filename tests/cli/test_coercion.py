@@ -123,3 +123,18 @@ def test_an_unreadable_file_is_left_to_typer(tmp_path: Path) -> None:
             assert outcome(QuickValue(read), str(secret), param, ctx) == typers
             return
     pytest.fail("no parameter asks for a readable path")
+
+
+def test_under_another_typer_release_every_value_is_typers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from jsonl_session.cli import coercion
+
+    group = typer.main.get_command(app)
+    params = list(group.params)
+    monkeypatch.setattr(coercion, "_CHECKED", False)
+    coercion.quick_values(params)
+    assert not any(isinstance(p._runtime_param, QuickValue) for p in params)
+    monkeypatch.setattr(coercion, "_CHECKED", True)
+    coercion.quick_values(params)
+    assert all(isinstance(p._runtime_param, QuickValue) for p in params)
