@@ -55,15 +55,17 @@ def markdown_entry(
     labels: dict[str, str],
     redactor: Redactor,
 ) -> list[str]:
-    """One entry's Markdown, from its body (views/slices.py's `Render`), in pieces: a
-    huge text stays a piece of its own, never copied into a join."""
+    """One entry's Markdown, from its body (views/slices.py's `Render`), in pieces
+    joined (`joined`): most entries one piece, which a worker encodes with one call
+    rather than one for each of its parts; a huge text stays a piece of its own,
+    never copied into a join."""
     assert isinstance(entry, StoredEntry)
     if not redactor.enabled and data is not None and entry.type == "message":
         lean = _lean_message(labels, entry, data)
         if lean is not None:
-            return lean
+            return joined(lean)
     view = view_entry(entry, redactor, data)
-    return _md_entry(labels, view)
+    return joined(_md_entry(labels, view))
 
 
 _STOPPED = ("error", "aborted", "length")

@@ -79,3 +79,15 @@ def test_a_redacting_export_goes_through_the_view() -> None:
     said = "".join(markdown.markdown_entry(entry, data, None, {}, redactor))
     assert secret not in said
     assert redactor.counts["github-token"] == 1
+
+
+def test_a_workers_entry_is_one_piece_and_a_huge_text_a_piece_of_its_own() -> None:
+    entry = _entry()
+    short = {"role": "user", "content": [{"type": "text", "text": "hello"}]}
+    data = {"type": "message", "id": entry.id, "message": short}
+    assert len(markdown.markdown_entry(entry, data, None, {}, Redactor(enabled=False))) == 1
+    huge_text = "a line of a long answer\n" * 20_000
+    huge = {"role": "user", "content": [{"type": "text", "text": huge_text}]}
+    data = {"type": "message", "id": entry.id, "message": huge}
+    pieces = markdown.markdown_entry(entry, data, None, {}, Redactor(enabled=False))
+    assert any(piece is huge_text for piece in pieces) and len(pieces) == 3
