@@ -16,6 +16,7 @@ it frees memory (`TOP_PAD_BYTES`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -116,12 +117,33 @@ class WarmHelpers:
 
 def drop_warm_pool(pool: ProcessPoolExecutor | None = None) -> None:
     """Let go of ``pool`` (None: whichever) if it still waits, no one having taken it
-    (its workers end once started; nothing waits for them here)."""
+    (its workers end once started; nothing waits for them here).
+
+    The collector may run this (an export's finalizer, a generator's ``finally``)
+    anywhere, also inside a section of this very thread that holds the lock (an
+    allocation in ``pool.submit``, in `submit_warm`), where waiting for the lock would
+    wait for ever: when it is held, a thread of its own waits for it instead."""
+    if _lock.acquire(blocking=False):
+        _drop_locked(pool)
+        return
+    with contextlib.suppress(RuntimeError):  # (at interpreter exit: its pools go with it)
+        threading.Thread(target=_drop_when_free, args=(pool,), daemon=True).start()
+
+
+def _drop_when_free(pool: ProcessPoolExecutor | None) -> None:
+    _lock.acquire()
+    _drop_locked(pool)
+
+
+def _drop_locked(pool: ProcessPoolExecutor | None) -> None:
+    """`drop_warm_pool`'s work, the lock taken (and released here)."""
     global _warm
-    with _lock:
+    try:
         if _warm is None or (pool is not None and _warm[0] is not pool):
             return
         dropped, _warm = _warm[0], None
+    finally:
+        _lock.release()
     dropped.shutdown(wait=False, cancel_futures=True)
 
 

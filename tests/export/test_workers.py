@@ -13,6 +13,7 @@ import os
 import platform
 import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -302,6 +303,37 @@ def test_a_warm_pool_whose_worker_ended_is_let_go_and_its_work_left_to_the_calle
     assert isinstance(ended.exception(timeout=60), BrokenProcessPool)
     assert processes.submit_warm(os.getpid) is None  # not raised: the caller does it
     assert processes.warm_pool_waiting() == 0
+
+
+# The collector runs a finalizer (or a generator's `finally`) that lets a pool go inside
+# submit_warm's section of the same thread: the lock is held there. Run apart, so that
+# a wait for ever fails the test (timeout) rather than hanging the suite.
+_LET_GO_WHILE_HELD = """
+import time
+from jsonl_session import processes
+if __name__ == "__main__":
+    other = processes.warm_pool(1)
+    assert other is not None
+    with processes._lock:
+        processes.drop_warm_pool(other)  # returns: the lock is this thread's
+        assert processes._warm is not None
+    deadline = time.monotonic() + 30
+    while processes._warm is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert processes._warm is None, "let go once the lock was free"
+    print("ok")
+"""
+
+
+def test_a_pool_let_go_while_this_thread_holds_the_lock_is_let_go_once_it_is_free(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "let_go.py"
+    script.write_text(_LET_GO_WHILE_HELD)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 # Whitespace Python strips, in one to three bytes of UTF-8, and characters that are not.
