@@ -44,8 +44,11 @@ def _pieces(plan: ExportPlan, head: list[str], spread: Spread | None) -> Iterato
         if spread is not None:
             yield from spread.pieces_of(index)
             continue
-        for view in plan.take_views(entries):
-            yield from joined(_md_entry(plan.labels, view))
+        for entry, made, data in plan.take_bodies(entries):
+            if made is not None:  # (a view a title or an outline made)
+                yield from joined(_md_entry(plan.labels, made))
+            else:  # as a worker writes it: the common messages without their views
+                yield from markdown_entry(entry, data, None, plan.labels, plan.redactor)
 
 
 def markdown_entry(
