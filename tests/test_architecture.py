@@ -11,6 +11,7 @@ its own layer and the ones below; the import graph is read from the source with 
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -328,11 +329,11 @@ def late_modules_after_command(*args: str | Path) -> list[str]:
         f"sys.argv = ['jsonl-session', *{[str(a) for a in args]!r}]\n"
         "from jsonl_session.cli import main\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
-        f"print([m for m in {LATE!r} if m in sys.modules])"
+        f"import json\nprint(json.dumps([m for m in {LATE!r} if m in sys.modules]))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    loaded: list[str] = eval(done.stdout.strip().splitlines()[-1])  # (a list of names)
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
     return loaded
 
 

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from jsonl_session.format.jsonio import decode_any, dumps
-from jsonl_session.redaction.judge import is_secret, key_kind, strength_for
+from jsonl_session.redaction.judge import SHORTEST, is_secret, key_kind, strength_for
 
 if TYPE_CHECKING:
     from jsonl_session.redaction.shapes import Span
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
 PLACEHOLDER = "[REDACTED:{kind}]"
 Finder = Callable[[str, "Helpers | None"], "list[Span]"]
 """finding.py's `find_secrets`: a text's secrets, with helpers for a huge one."""
-SHORTEST = 8
-"""No rule finds a secret in fewer characters (``pwd=abc1``): a shorter text is given
-back without a call to finding.py (whose `find_secrets` has the same bound)."""
 
 # Keys whose string values are structure, never secrets: an entry's envelope and
 # references, roles and model names, and opaque signatures (changing one would only

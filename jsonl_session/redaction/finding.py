@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from jsonl_session.redaction.context import context_rules
 from jsonl_session.redaction.hay import Hay, commonness
+from jsonl_session.redaction.judge import SHORTEST
 from jsonl_session.redaction.shapes import Rule, Span, shape_rules
 from jsonl_session.redaction.spread import SharedScans, spread_worthy
 
@@ -22,14 +23,13 @@ if TYPE_CHECKING:
     from jsonl_session.redaction.spread import Helpers
 
 _RULES: tuple[Rule, ...] = (*shape_rules(), *context_rules())
-_SHORTEST = 8  # no rule finds a secret in fewer characters (``pwd=abc1``)
 
 
 def find_secrets(text: str, helpers: Helpers | None = None) -> list[Span]:
     """The secrets in ``text`` as (start, end, kind, rank), in order, not overlapping.
     ``helpers``: worker processes (an executor) that may make a huge text's keyword
     scans meanwhile (spread.py); what is found is the same."""
-    if len(text) < _SHORTEST:
+    if len(text) < SHORTEST:
         return []
     tiny = len(text) <= _TINY
     if tiny and text in _TINY_CLEAN:

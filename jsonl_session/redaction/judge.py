@@ -15,6 +15,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+SHORTEST = 8
+"""No rule finds a secret in a text of fewer characters (``pwd=abc1``): finding.py
+searches none, and engine.py does not even ask it."""
+
 # Endings of keys that name a secret -> the kind of secret (checked in this order).
 _ENDINGS: tuple[tuple[str, str], ...] = (
     ("password", "password"),

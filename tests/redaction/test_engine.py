@@ -158,6 +158,6 @@ class TestValuesOfHugeTexts:
 
 def test_the_engine_skips_the_texts_finding_would_skip() -> None:
     # (the engine answers a text this short without loading the rules)
-    assert engine.SHORTEST == finding._SHORTEST
+    assert engine.SHORTEST == finding.SHORTEST
     assert len("pwd=ab1") < engine.SHORTEST and Redactor().text("pwd=ab1") == "pwd=ab1"
     assert Redactor().text("password=hunter2secret") == "password=[REDACTED:password]"
