@@ -10,6 +10,7 @@ and the order of files are search.py's; text from content is messages.py's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import msgspec
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import text_parts
-from jsonl_session.storage.lines import first_line, split_lines
+from jsonl_session.storage.lines import RawLine, first_line, split_lines
 
 TOOL_ROLES = ("toolResult", "bashExecution")
 
@@ -80,6 +81,62 @@ def _may_hold(raw: bytes, needle: bytes) -> bool:
     return not raw.isascii() and (_KELVIN in raw or _I_DOT in raw)
 
 
+def _lines_that_may_hold(
+    region: bytes, needle: bytes, base_offset: int, first_number: int
+) -> list[RawLine]:
+    """The lines of ``region`` (as `split_lines` makes them) whose text may hold the
+    ASCII ``needle`` (see `_may_hold`), looked for a window of lines at a time: where
+    a window's bytes alone tell (no escape that could hide it, neither character that
+    lower-cases to ASCII: nearly always), it is lower-cased once and only the lines
+    around its finds are made, instead of lower-casing and searching each line."""
+    found: list[RawLine] = []
+    start, number, size = 0, first_number, len(region)
+    while start < size:
+        stop = region.find(b"\n", start + _WINDOW_BYTES) + 1 or size
+        window = region[start:stop]  # (the region itself when it is one window)
+        base = base_offset + start
+        if (b"\\" in window and _ESCAPED_PRINTABLE.search(window) is not None) or (
+            not window.isascii() and (_KELVIN in window or _I_DOT in window)
+        ):
+            lines = split_lines(window, base_offset=base, first_number=number)
+            found += [line for line in lines if _may_hold(line.raw, needle)]
+        else:
+            found += _lines_found(window, window.lower().find, needle, base, number)
+        if stop < size:  # (a file of one window, as most are, has no lines to count)
+            number += window.count(b"\n")
+        start = stop
+    return found
+
+
+def _lines_found(
+    window: bytes, find: Callable[..., int], needle: bytes, base_offset: int, number: int
+) -> list[RawLine]:
+    """The lines of ``window`` in which ``find`` (of its lower-cased bytes) finds
+    ``needle``, each once; ``number``: the first line's. A needle holds no newline
+    (see plain_query), so each find lies within one line."""
+    found: list[RawLine] = []
+    counted = 0  # ``number`` is the number of the line starting here
+    at = find(needle)
+    while at >= 0:
+        start = window.rfind(b"\n", 0, at) + 1
+        number += window.count(b"\n", counted, start)
+        counted = start
+        end = window.find(b"\n", at)
+        terminated = end >= 0
+        if not terminated:
+            end = len(window)
+        cut = end - 1 if window[end - 1] == _CR else end
+        found.append(RawLine(number, base_offset + start, window[start:cut], terminated))
+        if not terminated:
+            break
+        at = find(needle, end + 1)
+    return found
+
+
+_WINDOW_BYTES = 1 << 20  # lower-cased at a time: a huge file is not copied whole
+_CR = ord("\r")
+
+
 def session_id_of(raw: bytes) -> str | None:
     header = _json_object(raw)
     value = header.get("id") if header is not None else None
@@ -98,9 +155,11 @@ def searchable_texts(
     ``tools`` the tool output; with an ASCII ``needle``, only of lines whose text may
     hold it (see _may_hold)."""
     out: list[SearchText] = []
-    for line in split_lines(region, base_offset=base_offset, first_number=first_number):
-        if needle is not None and not _may_hold(line.raw, needle):
-            continue
+    if needle is None:
+        lines = split_lines(region, base_offset=base_offset, first_number=first_number)
+    else:
+        lines = _lines_that_may_hold(region, needle, base_offset, first_number)
+    for line in lines:
         if not tools:
             found = _message_text(line.raw, line.number)
             if isinstance(found, SearchText):

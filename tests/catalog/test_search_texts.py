@@ -144,3 +144,59 @@ class TestReadingLessGivesTheSameTexts:
         read_every_line_whole(monkeypatch)
         monkeypatch.setenv("JSONL_SESSION_CACHE_DIR", str(tmp_path / "other-cache"))
         assert fast == hits()
+
+
+# pieces of a line's text: the needle in several cases, at the ends and cut in two;
+# characters that are not ASCII (none lower-cases to ASCII); a CR and blanks
+LINE_PIECES = ["zebracorn", "ZebraCorn", "zebra", "corn", "x", " ", "\t", "caf\u00e9", "\U0001f680"]
+# what makes a line's bytes differ from its text (an escape) or lower-case to ASCII
+HIDING = ["\\u0041", "\\/", "\u212a", "\u0130", "\\\\u0041"]
+
+
+def lines_region(rng: random.Random, *, hiding: bool) -> bytes:
+    lines = []
+    for _ in range(rng.randint(0, 40)):
+        pieces = [rng.choice(LINE_PIECES) for _ in range(rng.randint(0, 5))]
+        if hiding and rng.random() < 0.1:
+            pieces.insert(rng.randint(0, len(pieces)), rng.choice(HIDING))
+        lines.append("".join(pieces) + rng.choice(["", "", "\r"]))
+    data = "\n".join(lines).encode()
+    return data + (b"\n" if rng.random() < 0.7 else b"")
+
+
+def lines_holding(data: bytes, needle: bytes, base: int, first: int) -> list[Any]:
+    """The lines `_may_hold` keeps, one line at a time: what searching them must give."""
+    lines = search_texts.split_lines(data, base_offset=base, first_number=first)
+    return [line for line in lines if search_texts._may_hold(line.raw, needle)]
+
+
+class TestLinesThatMayHoldTheNeedle:
+    @pytest.mark.parametrize("window", [1, 7, 64, 1 << 20])
+    @pytest.mark.parametrize("hiding", [False, True])
+    def test_the_lines_found_a_window_at_a_time_are_those_each_line_gives(
+        self, window: int, hiding: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(search_texts, "_WINDOW_BYTES", window)
+        rng = random.Random(window * 2 + hiding)
+        found = 0
+        for _ in range(300):
+            data = lines_region(rng, hiding=hiding)
+            for needle in (b"zebracorn", b"zebra", b"a", b"e corn"):
+                base, first = rng.randint(0, 99), rng.randint(1, 9)
+                expected = lines_holding(data, needle, base, first)
+                got = search_texts._lines_that_may_hold(data, needle, base, first)
+                assert got == expected, (data, needle)
+                found += len(got)
+        assert found > 1000  # (the needles are found in many lines)
+
+    def test_a_line_that_hides_the_needle_is_searched(self) -> None:
+        # its bytes do not hold "zebracorn" in any case, its text does
+        for hidden in ("\\u007aebracorn", "zebracor\\u006e"):
+            data = b'{"a":1}\n' + f'{{"text":"{hidden}"}}'.encode() + b"\n"
+            assert [
+                line.number for line in search_texts._lines_that_may_hold(data, b"zebracorn", 0, 1)
+            ] == [2]
+        kelvin = 'x\n{"text":"\u212aey"}\n'.encode()  # KELVIN SIGN lower-cases to "k"
+        assert [
+            line.number for line in search_texts._lines_that_may_hold(kelvin, b"key", 0, 1)
+        ] == [2]
