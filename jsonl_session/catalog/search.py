@@ -36,7 +36,7 @@ from jsonl_session.catalog.search_texts import (
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
 from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, now_ns
-from jsonl_session.storage.lines import after_line, first_line
+from jsonl_session.storage.lines import after_line, count_newlines, first_line
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.storage.stamps import Stamp, stamp, still_valid
 
@@ -270,7 +270,7 @@ def _cached_texts(
             start = after_line(data, header)
             cut = max(start, data.rfind(b"\n") + 1)
             texts = searchable_texts(data[start:cut], start, header.number + 1, tools=tools)
-            next_number = header.number + 1 + data.count(b"\n", start, cut)
+            next_number = header.number + 1 + count_newlines(data, start, cut)
             record = _SearchRecord(session_id, texts, next_number)
             if header.terminated:  # a header without its newline may still grow
                 crc = zlib.crc32(memoryview(data)[:cut])  # of the bytes read: no second read
@@ -282,7 +282,7 @@ def _cached_texts(
             data = handle.read()
             cut = data.rfind(b"\n") + 1
             added = searchable_texts(data[:cut], covered, record.next_number, tools=tools)
-            next_number = record.next_number + data.count(b"\n", 0, cut)
+            next_number = record.next_number + count_newlines(data, 0, cut)
             record = _SearchRecord(record.session_id, record.texts + added, next_number)
             crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
             # stamped anew even when nothing was added: once quiet, a stat will do

@@ -19,7 +19,7 @@ import msgspec
 from jsonl_session.format.entry import NotAnObject, decode_envelope, loads_object
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.messages import text_parts
-from jsonl_session.storage.lines import RawLine, first_line, split_lines
+from jsonl_session.storage.lines import RawLine, count_newlines, first_line, split_lines
 
 TOOL_ROLES = ("toolResult", "bashExecution")
 
@@ -103,7 +103,7 @@ def _lines_that_may_hold(
         else:
             found += _lines_found(window, window.lower().find, needle, base, number)
         if stop < size:  # (a file of one window, as most are, has no lines to count)
-            number += window.count(b"\n")
+            number += count_newlines(window)
         start = stop
     return found
 
@@ -119,7 +119,7 @@ def _lines_found(
     at = find(needle)
     while at >= 0:
         start = window.rfind(b"\n", 0, at) + 1
-        number += window.count(b"\n", counted, start)
+        number += count_newlines(window, counted, start)
         counted = start
         end = window.find(b"\n", at)
         terminated = end >= 0

@@ -27,7 +27,7 @@ from jsonl_session.format.entry import (
 )
 from jsonl_session.format.jsonio import NotJson, is_utf8
 from jsonl_session.format.problems import Problem
-from jsonl_session.storage.lines import LineSource, LineSpan, RawLine, line_spans
+from jsonl_session.storage.lines import LineSource, LineSpan, RawLine, count_newlines, line_spans
 from jsonl_session.storage.regions import Region
 
 _ID = attrgetter("id")
@@ -248,10 +248,10 @@ def _lines_through(data: bytes, begin: int, cut: int, spans: list[LineSpan]) -> 
     number every line, blank ones too, so only the blank lines after the last are
     counted."""
     if not spans:
-        return data.count(b"\n", begin, cut)
+        return count_newlines(data, begin, cut)
     last_index, _, last_end, _ = spans[-1]
     newline = data.find(b"\n", last_end, cut)
-    return last_index + 1 + data.count(b"\n", newline + 1, cut)
+    return last_index + 1 + count_newlines(data, newline + 1, cut)
 
 
 _OPEN_BRACE = ord("{")
@@ -353,7 +353,7 @@ def _add_plain(
     if data[pos:cut].strip():  # more lines than envelopes
         del entries[before:]
         return None
-    number += data.count(b"\n", pos, cut)
+    number += count_newlines(data, pos, cut)
     out.ordinals.extend(range(ordinal, ordinal + len(entries) - before))
     return number - start_at[1]
 

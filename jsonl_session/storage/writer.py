@@ -24,7 +24,7 @@ from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
 from jsonl_session.storage import new_files, store
 from jsonl_session.storage.foreign import dialect_name
-from jsonl_session.storage.lines import consumed_length, file_bytes
+from jsonl_session.storage.lines import consumed_length, count_newlines, file_bytes
 from jsonl_session.storage.loader import BadLine, LoadedFile, parse_session_bytes, read_appended
 from jsonl_session.storage.reading import fused_entry_start
 
@@ -238,7 +238,7 @@ class SessionFile:
         self._bad_lines.extend(read.bad)
         for entry in read.entries:
             self._on_entry(entry)
-        self.next_line += complete.count(b"\n")
+        self.next_line += count_newlines(complete)
         self._end_offset += len(complete)
 
     def _reload(self, handle: store.LockedFile) -> None:
