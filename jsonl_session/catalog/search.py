@@ -38,7 +38,7 @@ from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cac
 from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, now_ns
 from jsonl_session.storage.lines import after_line, count_newlines, first_line
 from jsonl_session.storage.loader import load_entries
-from jsonl_session.storage.stamps import Stamp, stamp, still_valid
+from jsonl_session.storage.stamps import Stamp, stamp, still_valid, summed
 
 SNIPPET_CHARS = 60
 
@@ -273,7 +273,7 @@ def _cached_texts(
             next_number = header.number + 1 + count_newlines(data, start, cut)
             record = _SearchRecord(session_id, texts, next_number)
             if header.terminated:  # a header without its newline may still grow
-                crc = zlib.crc32(memoryview(data)[:cut])  # of the bytes read: no second read
+                crc = summed(data, cut)
                 _keep(index, key, stamp(fd, cut, crc, before, data), taken, record)
         else:
             record = kept

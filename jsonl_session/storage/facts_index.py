@@ -7,13 +7,13 @@ file's device, inode, size, mtime and ctime are those the row's stamp was taken 
 *and* the file had been quiet for `QUIET_NS` before that stamp was taken. A file written
 again within one tick of the clock that stamps files could otherwise keep its times;
 such a row is checked as storage/stamps.py checks a record (head and tail hashes, and the
-CRC-32 of the covered part when the times changed; a small covered part by its CRC-32
-alone) by the caller, which then stamps it anew. A row trusted on the times alone
-carries them as one text column (`unchanged`), with a CRC-32 of the row's stamp and
-record (a row damaged, or given another row's record, is then not trusted), so a warm
-listing reads those rows in one query and checks each file with one comparison and one
-CRC of a small record. What a record holds is the caller's (catalog/listing.py: listing
-facts; catalog/search.py: texts).
+CRC-32 of the covered part when the times changed; a small covered part has no CRC-32,
+stamps.NOT_SUMMED, and is read again whole) by the caller, which then stamps it anew.
+A row trusted on the times alone carries them as one text column (`unchanged`), with a
+CRC-32 of the row's stamp and record (a row damaged, or given another row's record, is
+then not trusted), so a warm listing reads those rows in one query and checks each file
+with one comparison and one CRC of a small record. What a record holds is the caller's
+(catalog/listing.py: listing facts; catalog/search.py: texts).
 
 Like every cache here it is never needed: a database that is locked past a short wait,
 damaged, unwritable or of another layout is read as empty; one damaged or of another

@@ -12,6 +12,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,13 @@ from jsonl_session import list_sessions
 from jsonl_session.catalog import listing, search
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage import facts_index
-from jsonl_session.storage.stamps import Stamp, stamp
+from jsonl_session.storage.stamps import (
+    NOT_SUMMED,
+    WHOLE_CHECK_BYTES,
+    Stamp,
+    stamp,
+    still_valid,
+)
 
 INDEX = "listing-5.sqlite"
 
@@ -48,17 +55,23 @@ def listed(folder: Path, cache: Path | bool) -> list[dict[str, Any]]:
 
 
 class Opened:
-    """Counts the session files the listing opens."""
+    """Counts the session files (``*.jsonl``) the listing opens, by open() or os.open."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: list[str] = []
-        real = builtins.open
+        real, real_os_open = builtins.open, os.open
 
         def counting(file: Any, *args: Any, **kwargs: Any) -> Any:
             self.paths.append(str(file))
             return real(file, *args, **kwargs)
 
+        def counting_os_open(file: Any, *args: Any, **kwargs: Any) -> int:
+            if str(file).endswith(".jsonl"):
+                self.paths.append(str(file))
+            return real_os_open(file, *args, **kwargs)
+
         monkeypatch.setattr(listing, "open", counting, raising=False)
+        monkeypatch.setattr(os, "open", counting_os_open)
 
 
 def test_a_warm_listing_opens_no_session_file(
@@ -365,3 +378,57 @@ def test_rows_written_after_another_process_removed_the_index_go_to_the_new_one(
     index.save()
     with contextlib.closing(sqlite3.connect(index.path)) as db:
         assert db.execute("SELECT file, record FROM records").fetchall() == [(str(second), b"two")]
+
+
+class TestSmallFilesKeepNoCrc:
+    """A row of a file of at most WHOLE_CHECK_BYTES keeps no CRC-32 (NOT_SUMMED): once
+    its file's times change, it is read again whole; a larger file's row is checked
+    and only what was appended is read."""
+
+    def kept_crcs(self, cache: Path) -> dict[str, int]:
+        index = facts_index.FactsIndex(cache, "listing", 5)
+        with sqlite3.connect(cache / INDEX) as db:
+            files = [row[0] for row in db.execute("SELECT file FROM records")]
+        rows = {Path(file).name: index.get(file) for file in files}
+        index.save()
+        return {name: row.stamp.crc for name, row in rows.items() if row is not None}
+
+    def test_a_small_file_is_read_again_whole_and_a_large_one_from_its_end(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        folder, cache = tmp_path / "sessions", tmp_path / "cache"
+        folder.mkdir()
+        small, large = folder / "small.jsonl", folder / "large.jsonl"
+        generate(small, 20, 1)
+        generate(large, 200, 2)
+        assert small.stat().st_size <= WHOLE_CHECK_BYTES < large.stat().st_size
+        listed(folder, cache)
+        crcs = self.kept_crcs(cache)
+        assert crcs["small.jsonl"] == NOT_SUMMED
+        assert crcs["large.jsonl"] == zlib.crc32(large.read_bytes())
+        for path in (small, large):
+            last = json.loads(path.read_bytes().splitlines()[-1])
+            last["id"] = "zz000001"
+            with path.open("a") as file:
+                file.write(json.dumps(last) + "\n")
+        expected = listed(folder, False)
+        whole: list[str] = []
+        real = listing._describe_and_keep
+        monkeypatch.setattr(
+            listing,
+            "_describe_and_keep",
+            lambda path, *rest: whole.append(path.name) or real(path, *rest),
+        )
+        assert listed(folder, cache) == expected
+        assert whole == ["small.jsonl"]
+        assert self.kept_crcs(cache)["small.jsonl"] == NOT_SUMMED
+
+    def test_a_stamp_without_a_crc_never_checks_as_unchanged(self, tmp_path: Path) -> None:
+        path = tmp_path / "s.jsonl"
+        path.write_bytes(b'{"type":"session"}\n')
+        with path.open("rb") as file:
+            info = os.fstat(file.fileno())
+            mark = stamp(file.fileno(), info.st_size, NOT_SUMMED, info)
+            assert not still_valid(mark, file.fileno())
+            summed_mark = stamp(file.fileno(), info.st_size, zlib.crc32(path.read_bytes()), info)
+            assert still_valid(summed_mark, file.fileno())
