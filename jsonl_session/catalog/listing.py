@@ -18,6 +18,7 @@ reading of thousands of files over the cores parallel.py's.
 
 from __future__ import annotations
 
+import io
 import os
 import zlib
 from collections.abc import Callable, Collection
@@ -154,9 +155,9 @@ def _read_and_describe(file_path: Path, key: str, index: FactsIndex | None) -> S
             found = row is not None and record is not None and still_valid(row.stamp, fd)
             if not found or row is None or record is None:
                 kept = (index, key, fd, taken)
-                return _describe_and_keep(file_path, _read_from(fd, 0, before), before, kept)
+                return _describe_and_keep(file_path, _read_from(fd, 0), before, kept)
             covered = row.stamp.covered
-            data = _read_from(fd, covered, before)
+            data = _read_from(fd, covered)
             cut = data.rfind(b"\n") + 1
             facts = record.facts.then(line_facts(data, 0, cut))
             if index is not None:  # stamped anew: once quiet, a stat will do
@@ -170,18 +171,14 @@ def _read_and_describe(file_path: Path, key: str, index: FactsIndex | None) -> S
     return _info(file_path, record.header, facts.then(line_facts(data, cut)), before.st_mtime)
 
 
-def _read_from(fd: int, offset: int, info: os.stat_result) -> bytes:
-    """The bytes of ``fd`` from ``offset`` to its end; ``info``: its stat, whose size
-    is asked for in one read (the file may have grown since, and one read may return
-    less: it is read until a read returns nothing)."""
-    os.lseek(fd, offset, os.SEEK_SET)
-    data = os.read(fd, max(info.st_size - offset, 0) + 1)
-    if not data:
-        return data
-    parts = [data]
-    while more := os.read(fd, 1 << 20):
-        parts.append(more)
-    return data if len(parts) == 1 else b"".join(parts)
+def _read_from(fd: int, offset: int) -> bytes:
+    """The bytes of ``fd`` from ``offset`` to its end (read until a read gives none: the
+    file may have grown since its stat). A descriptor just opened is at its start, so
+    a whole file is read without a seek, which a pipe would refuse."""
+    if offset:
+        os.lseek(fd, offset, os.SEEK_SET)
+    # (readall sizes its buffer by the file's size once, and reads past 2 GiB)
+    return io.FileIO(fd, closefd=False).readall()
 
 
 def _decoded(record: bytes) -> ListingRecord | None:

@@ -95,8 +95,10 @@ def _lines_that_may_hold(
         stop = region.find(b"\n", start + _WINDOW_BYTES) + 1 or size
         window = region[start:stop]  # (the region itself when it is one window)
         base = base_offset + start
-        if (b"\\" in window and _ESCAPED_PRINTABLE.search(window) is not None) or (
-            not window.isascii() and (_KELVIN in window or _I_DOT in window)
+        if (
+            (b"\\" in window and _ESCAPED_PRINTABLE.search(window) is not None)
+            or (not window.isascii() and (_KELVIN in window or _I_DOT in window))
+            or not needle.strip()  # (blank: every line holds it, blank ones too)
         ):
             lines = split_lines(window, base_offset=base, first_number=number)
             found += [line for line in lines if _may_hold(line.raw, needle)]

@@ -93,10 +93,10 @@ def iter_lines(data: bytes) -> Iterator[bytes]:
 
 
 def count_newlines(data: bytes, start: int = 0, stop: int | None = None) -> int:
-    """``data.count(b"\\n", start, stop)`` (``start`` and ``stop`` within ``data``),
-    about four times as fast: bytes.count looks at one byte at a time, while replace
-    finds each newline with memchr. A long range is counted in pieces, so no copy of
-    it is made whole."""
+    """``data.count(b"\\n", start, stop)`` (``start`` and ``stop`` within ``data``, not
+    negative), about four times as fast: bytes.count looks at one byte at a time, while
+    replace finds each newline with memchr. A long range is counted in pieces, so no
+    copy of it is made whole."""
     end = len(data) if stop is None else stop
     if start == 0 and end == len(data) and end <= _COUNT_PIECE:
         return end - len(data.replace(b"\n", b""))  # (the bytes themselves: no copy)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,27 @@ class TestSessionInfo:
         for name in ("damaged-empty", "damaged-no-header", "damaged-header-not-first"):
             info = session_info(FIXTURES / f"{name}.jsonl")
             assert info.problem is not None and info.id is None
+
+    @pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="no /dev/fd on this system")
+    @pytest.mark.parametrize("cache", [False, True])
+    def test_a_session_read_from_a_pipe_is_described(self, tmp_path: Path, cache: bool) -> None:
+        """A path that is a pipe (``<(cat s.jsonl)``, /dev/stdin) is read as a file is."""
+        data = (FIXTURES / "branching.jsonl").read_bytes()
+        expected = session_info(FIXTURES / "branching.jsonl", cache=False)
+        read, write = os.pipe()
+        writer = threading.Thread(target=lambda: (os.write(write, data), os.close(write)))
+        writer.start()
+        try:
+            info = session_info(f"/dev/fd/{read}", cache=tmp_path / "cache" if cache else False)
+        finally:
+            writer.join()
+            os.close(read)
+        assert info.problem is None
+        assert (info.id, info.message_count, info.first_message) == (
+            expected.id,
+            expected.message_count,
+            expected.first_message,
+        )
 
 
 class TestListSessions:

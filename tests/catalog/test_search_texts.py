@@ -181,7 +181,7 @@ class TestLinesThatMayHoldTheNeedle:
         found = 0
         for _ in range(300):
             data = lines_region(rng, hiding=hiding)
-            for needle in (b"zebracorn", b"zebra", b"a", b"e corn"):
+            for needle in (b"zebracorn", b"zebra", b"a", b"e corn", b" ", b""):
                 base, first = rng.randint(0, 99), rng.randint(1, 9)
                 expected = lines_holding(data, needle, base, first)
                 got = search_texts._lines_that_may_hold(data, needle, base, first)
