@@ -387,7 +387,7 @@ class TestSmallFilesKeepNoCrc:
 
     def kept_crcs(self, cache: Path) -> dict[str, int]:
         index = facts_index.FactsIndex(cache, "listing", 5)
-        with sqlite3.connect(cache / INDEX) as db:
+        with contextlib.closing(sqlite3.connect(cache / INDEX)) as db:
             files = [row[0] for row in db.execute("SELECT file FROM records")]
         rows = {Path(file).name: index.get(file) for file in files}
         index.save()
