@@ -190,7 +190,7 @@ class AnyOf(AllOf):
         return any(anchor.present(hay) for anchor in self.anchors)
 
 
-def places_of(pattern: re.Pattern[bytes], hay: bytes) -> dict[int, list[int]]:
+def places_of(pattern: re.Pattern[bytes], hay: bytes | memoryview) -> dict[int, list[int]]:
     """Where ``pattern`` matches in ``hay``, by the group that matched (0 for a
     pattern without groups): a group's scan as `Hay.scan` keeps it."""
     found: dict[int, list[int]] = {}

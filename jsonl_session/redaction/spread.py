@@ -4,8 +4,10 @@ other rules: the redaction of one text on two cores, with the same result.
 Owns which scans go (the places of the words the rules without anchors look for,
 context.py's keyword probes), from what length a text is shared (`SPREAD_CHARS`),
 and `SharedScans`, which hands the scans out and takes them back. A scan is a pattern
-over the text's lowercased ASCII image (hay.py's ``low``): the worker is sent that
-image and the patterns, runs them, and sends back where each matched; this process
+over the text's lowercased ASCII image (hay.py's ``low``): the worker is given that
+image (in a block of shared memory when there is room for it, else sent through the
+pool's pipe, which a busy process feeds slowly: each write waits for the GIL) and
+the patterns, runs them, and sends back where each matched; this process
 puts those places in its `Hay` as if it had made them, then runs the rules that read
 them. Nothing else crosses: the rules, what they make of each place, and the order
 of what they find stay here, so what is found is what one process finds. A worker
@@ -16,7 +18,10 @@ pool to `Redactor(helpers=...)`); which rules there are, finding.py's.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,6 +31,7 @@ from jsonl_session.redaction.shapes import Rule, Span
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+    from multiprocessing.shared_memory import SharedMemory
 
 
 class Helpers(Protocol):
@@ -38,8 +44,8 @@ class Helpers(Protocol):
 
 SPREAD_CHARS = 8 << 20
 """A text this long has its keyword scans made by a worker: each scan of a long text
-costs about 0.5 ms a MB, and sending the image about as much as one, so from a few
-MB sending pays; from 8 M characters, only the huge texts an export renders in its
+costs about 0.5 ms a MB, and handing the image over about as much as one, so from a
+few MB it pays; from 8 M characters, only the huge texts an export renders in its
 own process (views/slices.py's HERE_BYTES) come here."""
 
 
@@ -66,10 +72,78 @@ def _scans() -> tuple[list[Group | Probe], list[tuple[bytes, int]]]:
 _OWNERS, _PATTERNS = _scans()
 
 
-def scan_image(low: bytes, patterns: Sequence[tuple[bytes, int]]) -> list[dict[int, list[int]]]:
+def scan_image(
+    low: bytes | memoryview, patterns: Sequence[tuple[bytes, int]]
+) -> list[dict[int, list[int]]]:
     """A worker's work: where each pattern matches in ``low``, by the group that
     matched (0 for a pattern without groups), as `Hay.scan` keeps it."""
     return [places_of(re.compile(pattern, flags), low) for pattern, flags in patterns]
+
+
+def scan_shared(
+    name: str, size: int, patterns: Sequence[tuple[bytes, int]]
+) -> list[dict[int, list[int]]]:
+    """A worker's work: `scan_image` of the image `_shared_image` put in the block of
+    shared memory ``name`` (its first ``size`` bytes), read where it lies."""
+    block = _attach(name)
+    try:
+        buffer = block.buf
+        if buffer is None:  # (a closed block: none that was just attached)
+            raise OSError(f"shared memory {name} is closed")
+        view = buffer[:size]
+        try:
+            return scan_image(view, patterns)
+        finally:
+            view.release()
+    finally:
+        block.close()
+
+
+def _attach(name: str) -> SharedMemory:
+    from multiprocessing.shared_memory import SharedMemory
+
+    if sys.version_info >= (3, 13):  # (the process that made it unlinks it)
+        return SharedMemory(name=name, track=False)
+    # before 3.13 this registers the block with the resource tracker this process
+    # shares with the one that made it, which unregisters it when it unlinks it
+    return SharedMemory(name=name)
+
+
+_SHM_FOLDER = "/dev/shm"
+
+
+def _shared_image(low: bytes) -> SharedMemory | None:
+    """``low`` copied into a new block of shared memory, or None when there is no room
+    for it. On Linux a block is a file of a tmpfs, often small in a container, and a
+    copy into a full one would end this process (SIGBUS), so its free space is asked
+    first, with room to spare."""
+    from multiprocessing.shared_memory import SharedMemory
+
+    size = len(low)
+    if sys.platform.startswith("linux"):
+        try:
+            room = os.statvfs(_SHM_FOLDER)
+        except OSError:
+            return None
+        if room.f_bavail * room.f_frsize < 2 * size:
+            return None
+    try:
+        block = SharedMemory(create=True, size=size)
+    except (OSError, ValueError):
+        return None
+    if block.buf is None:  # (a block just made is open)
+        _let_go(block)
+        return None
+    block.buf[:size] = low
+    return block
+
+
+def _let_go(block: SharedMemory) -> None:
+    """Close and remove a block made by `_shared_image` (the worker is done with it)."""
+    with contextlib.suppress(OSError, BufferError):
+        block.close()
+    with contextlib.suppress(OSError):
+        block.unlink()
 
 
 class SharedScans:
@@ -77,11 +151,20 @@ class SharedScans:
     is made (before the anchors are looked for, which are this process's)."""
 
     def __init__(self, hay: Hay, helpers: Helpers) -> None:
-        self._future: Future[list[dict[int, list[int]]]] | None
+        self._future: Future[list[dict[int, list[int]]]] | None = None
+        block = _shared_image(hay.low)
         try:
-            self._future = helpers.submit(scan_image, hay.low, _PATTERNS)
+            if block is not None:
+                self._future = helpers.submit(scan_shared, block.name, len(hay.low), _PATTERNS)
+            else:
+                self._future = helpers.submit(scan_image, hay.low, _PATTERNS)
         except Exception:  # (a pool shut down or broken, no worker: made here)
             self._future = None
+        if block is not None:
+            if self._future is None:
+                _let_go(block)
+            else:  # (once the worker is done with it, or will never be)
+                self._future.add_done_callback(lambda _: _let_go(block))
 
     def find(self, hay: Hay, rules: Sequence[Rule]) -> list[Span]:
         """What ``rules`` find in ``hay``, in their order, as one process finds it:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from pathlib import Path
@@ -213,3 +214,70 @@ def test_what_the_rules_find_keeps_their_order_whichever_process_scans_first(
     shared = spread.SharedScans(hay, Refusing())
     assert shared.find(hay, [first, second]) == [(0, 9, "theirs", 1), (0, 5, "mine", 1)]
     assert shared.find(hay, [second, first]) == [(0, 5, "mine", 1), (0, 9, "theirs", 1)]
+
+
+class Recording(Executor):
+    """Passes work on to ``inner`` and keeps what it was asked to run, with what."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner = inner
+        self.calls: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.calls.append((fn, args))
+        return self.inner.submit(fn, *args, **kwargs)
+
+
+def gone(name: str) -> bool:
+    """Whether no block of shared memory is named ``name`` any more (Linux keeps each
+    as a file of /dev/shm; looked at, not attached to, which would register it)."""
+    return not (Path("/dev/shm") / name.lstrip("/")).exists()
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm to look in")
+def test_the_image_goes_through_shared_memory_removed_once_the_worker_is_done(
+    pool: ProcessPoolExecutor, spread_small: None
+) -> None:
+    recording = Recording(pool)
+    text = long_texts()[0]
+    assert find_secrets(text, recording) == find_secrets(text)
+    ((fn, args),) = recording.calls
+    assert fn is spread.scan_shared and args[1] == len(text)
+    for _ in range(200):  # (the block goes when the worker's answer comes back)
+        if gone(args[0]):
+            break
+        time.sleep(0.01)
+    assert gone(args[0])
+
+
+def test_without_room_for_the_image_it_is_sent_through_the_pipe(
+    pool: ProcessPoolExecutor, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Full:
+        f_bavail, f_frsize = 0, 4096
+
+    monkeypatch.setattr(spread.os, "statvfs", lambda path: Full())
+    monkeypatch.setattr(spread.sys, "platform", "linux")
+    recording = Recording(pool)
+    text = long_texts()[0]
+    assert find_secrets(text, recording) == find_secrets(text)
+    ((fn, args),) = recording.calls
+    assert fn is spread.scan_image and args[0] == Hay(text).low
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm to look in")
+def test_a_block_no_worker_took_is_removed_at_once(
+    spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    real = spread._shared_image
+
+    def recorded(low: bytes) -> Any:
+        block = real(low)
+        made.append(block.name)
+        return block
+
+    monkeypatch.setattr(spread, "_shared_image", recorded)
+    text = long_texts()[0]
+    assert find_secrets(text, Refusing()) == find_secrets(text)
+    assert made and gone(made[0])
