@@ -84,9 +84,17 @@ def scan_shared(
     name: str, size: int, patterns: Sequence[tuple[bytes, int]]
 ) -> list[dict[int, list[int]]]:
     """A worker's work: `scan_image` of the image `_shared_image` put in the block of
-    shared memory ``name`` (its first ``size`` bytes), read where it lies."""
-    block = _attach(name)
+    shared memory ``name`` (its first ``size`` bytes), read where it lies. The name is
+    removed as soon as the block is mapped (the mapping stays): a process killed with
+    its resource tracker then leaves nothing behind."""
+    from multiprocessing.shared_memory import SharedMemory
+
+    # registered with the resource tracker this process shares with the one that made
+    # the block (spawn hands it over), and unregistered by the unlink
+    block = SharedMemory(name=name)
     try:
+        with contextlib.suppress(OSError):  # (Windows: nothing to remove)
+            block.unlink()
         buffer = block.buf
         if buffer is None:  # (a closed block: none that was just attached)
             raise OSError(f"shared memory {name} is closed")
@@ -99,28 +107,23 @@ def scan_shared(
         block.close()
 
 
-def _attach(name: str) -> SharedMemory:
-    from multiprocessing.shared_memory import SharedMemory
-
-    if sys.version_info >= (3, 13):  # (the process that made it unlinks it)
-        return SharedMemory(name=name, track=False)
-    # before 3.13 this registers the block with the resource tracker this process
-    # shares with the one that made it, which unregisters it when it unlinks it
-    return SharedMemory(name=name)
-
-
 _SHM_FOLDER = "/dev/shm"
 
 
 def _shared_image(low: bytes) -> SharedMemory | None:
-    """``low`` copied into a new block of shared memory, or None when there is no room
-    for it. On Linux a block is a file of a tmpfs, often small in a container, and a
-    copy into a full one would end this process (SIGBUS), so its free space is asked
-    first, with room to spare."""
-    from multiprocessing.shared_memory import SharedMemory
-
+    """``low`` copied into a new block of shared memory, or None when it cannot be (no
+    shared memory here, or no room for it). On Linux a block is a file of a tmpfs,
+    often small in a container, where a copy into memory the tmpfs cannot give would
+    end this process (SIGBUS): its free space is asked first, with room to spare for
+    others, and the block's pages are then taken (posix_fallocate), which fails
+    cleanly when another process took the room meanwhile."""
+    try:
+        from multiprocessing.shared_memory import SharedMemory
+    except ImportError:  # (a Python built without it)
+        return None
     size = len(low)
-    if sys.platform.startswith("linux"):
+    linux = sys.platform.startswith("linux")
+    if linux:
         try:
             room = os.statvfs(_SHM_FOLDER)
         except OSError:
@@ -131,15 +134,28 @@ def _shared_image(low: bytes) -> SharedMemory | None:
         block = SharedMemory(create=True, size=size)
     except (OSError, ValueError):
         return None
-    if block.buf is None:  # (a block just made is open)
+    try:
+        if linux:
+            fd = os.open(os.path.join(_SHM_FOLDER, block.name.lstrip("/")), os.O_RDWR)
+            try:
+                os.posix_fallocate(fd, 0, size)
+            finally:
+                os.close(fd)
+        if block.buf is None:  # (a block just made is open)
+            raise OSError("shared memory block closed")
+        block.buf[:size] = low
+    except OSError:
         _let_go(block)
         return None
-    block.buf[:size] = low
+    except BaseException:
+        _let_go(block)
+        raise
     return block
 
 
 def _let_go(block: SharedMemory) -> None:
-    """Close and remove a block made by `_shared_image` (the worker is done with it)."""
+    """Close and remove a block made by `_shared_image` (the worker is done with it,
+    and removed its name when it mapped it, if it did)."""
     with contextlib.suppress(OSError, BufferError):
         block.close()
     with contextlib.suppress(OSError):
@@ -160,11 +176,12 @@ class SharedScans:
                 self._future = helpers.submit(scan_image, hay.low, _PATTERNS)
         except Exception:  # (a pool shut down or broken, no worker: made here)
             self._future = None
-        if block is not None:
-            if self._future is None:
-                _let_go(block)
-            else:  # (once the worker is done with it, or will never be)
-                self._future.add_done_callback(lambda _: _let_go(block))
+        finally:
+            if block is not None:
+                if self._future is None:
+                    _let_go(block)
+                else:  # (once the worker is done with it, or will never be)
+                    self._future.add_done_callback(lambda _: _let_go(block))
 
     def find(self, hay: Hay, rules: Sequence[Rule]) -> list[Span]:
         """What ``rules`` find in ``hay``, in their order, as one process finds it:

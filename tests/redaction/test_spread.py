@@ -5,6 +5,7 @@ or is not there; and an export's huge line redacted with its workers' help."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -281,3 +282,34 @@ def test_a_block_no_worker_took_is_removed_at_once(
     text = long_texts()[0]
     assert find_secrets(text, Refusing()) == find_secrets(text)
     assert made and gone(made[0])
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm to look in")
+def test_a_block_whose_pages_cannot_be_had_is_let_go_and_the_pipe_used(
+    pool: ProcessPoolExecutor, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process may take the room between the check and the copy: the pages
+    are asked for first (a copy into a full tmpfs would end this process)."""
+    tried: list[int] = []
+
+    def full(fd: int, offset: int, length: int) -> None:
+        tried.append(fd)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spread.os, "posix_fallocate", full)
+    before = set(os.listdir("/dev/shm"))
+    recording = Recording(pool)
+    text = long_texts()[0]
+    assert find_secrets(text, recording) == find_secrets(text)
+    assert tried and recording.calls[0][0] is spread.scan_image
+    assert set(os.listdir("/dev/shm")) <= before
+
+
+def test_without_shared_memory_the_pipe_is_used(
+    pool: ProcessPoolExecutor, spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "multiprocessing.shared_memory", None)  # (cannot import)
+    recording = Recording(pool)
+    text = long_texts()[0]
+    assert find_secrets(text, recording) == find_secrets(text)
+    assert recording.calls[0][0] is spread.scan_image
