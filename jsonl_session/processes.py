@@ -114,6 +114,11 @@ class WarmHelpers:
             raise RuntimeError("no worker waits in this thread")
         return future
 
+    def accepts(self) -> bool:
+        """Whether `submit` would take work now: asked before making what only a
+        worker would use (spread.py's copy of a huge text in shared memory)."""
+        return warm_pool_waiting() > 0
+
 
 def drop_warm_pool(pool: ProcessPoolExecutor | None = None) -> None:
     """Let go of ``pool`` (None: whichever) if it still waits, no one having taken it

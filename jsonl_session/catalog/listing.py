@@ -147,8 +147,7 @@ def _read_and_describe(file_path: Path, key: str, index: FactsIndex | None) -> S
     row = index.get(key) if index is not None else None
     record = _decoded(row.record) if row is not None else None
     try:
-        # os.open and os.read, not open(): a file object and its buffer cost a fifth
-        # of describing a small session
+        # (not open(): a file object and its buffer cost a fifth of a small file's reading)
         fd = os.open(file_path, os.O_RDONLY | BINARY)
         try:
             taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
@@ -172,12 +171,10 @@ def _read_and_describe(file_path: Path, key: str, index: FactsIndex | None) -> S
 
 
 def _read_from(fd: int, offset: int) -> bytes:
-    """The bytes of ``fd`` from ``offset`` to its end (read until a read gives none: the
-    file may have grown since its stat). A descriptor just opened is at its start, so
-    a whole file is read without a seek, which a pipe would refuse."""
+    """``fd``'s bytes from ``offset`` to its end as it is now (a whole file is read with
+    no seek, which a pipe refuses; readall sizes one buffer, past 2 GiB too)."""
     if offset:
         os.lseek(fd, offset, os.SEEK_SET)
-    # (readall sizes its buffer by the file's size once, and reads past 2 GiB)
     return io.FileIO(fd, closefd=False).readall()
 
 

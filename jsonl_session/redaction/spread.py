@@ -168,6 +168,9 @@ class SharedScans:
 
     def __init__(self, hay: Hay, helpers: Helpers) -> None:
         self._future: Future[list[dict[int, list[int]]]] | None = None
+        accepts = getattr(helpers, "accepts", None)  # (processes.WarmHelpers')
+        if accepts is not None and not accepts():
+            return  # no worker would take it: the scans are made here, nothing copied
         block = _shared_image(hay.low)
         try:
             if block is not None:

@@ -313,3 +313,15 @@ def test_without_shared_memory_the_pipe_is_used(
     text = long_texts()[0]
     assert find_secrets(text, recording) == find_secrets(text)
     assert recording.calls[0][0] is spread.scan_image
+
+
+def test_helpers_that_take_no_work_now_get_no_copy_of_the_image(
+    spread_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jsonl_session.processes import WarmHelpers
+
+    made: list[int] = []
+    monkeypatch.setattr(spread, "_shared_image", lambda low: made.append(len(low)))
+    text = long_texts()[0]
+    assert find_secrets(text, WarmHelpers()) == find_secrets(text)  # (no warm pool waits)
+    assert made == []
