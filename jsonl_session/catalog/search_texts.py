@@ -10,7 +10,6 @@ and the order of files are search.py's; text from content is messages.py's.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +71,14 @@ _ESCAPED_PRINTABLE = re.compile(rb"\\(?:u(?:00[2-7][0-9a-fA-F]|212[aA]|0130)|/)"
 
 def _may_hold(raw: bytes, needle: bytes) -> bool:
     """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do,
-    or its text differs from its bytes in a way that could (a \\u escape, an escaped
-    slash, or KELVIN SIGN / I WITH DOT ABOVE, which lower-case to ASCII letters)."""
-    if needle in raw.lower():
-        return True
+    or its text differs from its bytes in a way that could (`_may_hide`)."""
+    return needle in raw.lower() or _may_hide(raw)
+
+
+def _may_hide(raw: bytes) -> bool:
+    """Whether the text of ``raw`` (one line or several) may hold an ASCII word its
+    bytes lower-cased do not: through a \\u escape, an escaped slash, or KELVIN SIGN /
+    I WITH DOT ABOVE, which lower-case to ASCII letters."""
     if b"\\" in raw and _ESCAPED_PRINTABLE.search(raw) is not None:
         return True
     return not raw.isascii() and (_KELVIN in raw or _I_DOT in raw)
@@ -95,15 +98,11 @@ def _lines_that_may_hold(
         stop = region.find(b"\n", start + _WINDOW_BYTES) + 1 or size
         window = region[start:stop]  # (the region itself when it is one window)
         base = base_offset + start
-        if (
-            (b"\\" in window and _ESCAPED_PRINTABLE.search(window) is not None)
-            or (not window.isascii() and (_KELVIN in window or _I_DOT in window))
-            or not needle.strip()  # (blank: every line holds it, blank ones too)
-        ):
+        if _may_hide(window) or not needle.strip():  # (blank: blank lines would hold it)
             lines = split_lines(window, base_offset=base, first_number=number)
             found += [line for line in lines if _may_hold(line.raw, needle)]
         else:
-            found += _lines_found(window, window.lower().find, needle, base, number)
+            found += _lines_found(window, window.lower(), needle, base, number)
         if stop < size:  # (a file of one window, as most are, has no lines to count)
             number += count_newlines(window)
         start = stop
@@ -111,14 +110,14 @@ def _lines_that_may_hold(
 
 
 def _lines_found(
-    window: bytes, find: Callable[..., int], needle: bytes, base_offset: int, number: int
+    window: bytes, low: bytes, needle: bytes, base_offset: int, number: int
 ) -> list[RawLine]:
-    """The lines of ``window`` in which ``find`` (of its lower-cased bytes) finds
-    ``needle``, each once; ``number``: the first line's. A needle holds no newline
-    (see plain_query), so each find lies within one line."""
+    """The lines of ``window`` in whose lower-cased bytes (``low``) ``needle`` stands,
+    each once; ``number``: the first line's. A needle holds no newline (see
+    plain_query), so each find lies within one line."""
     found: list[RawLine] = []
     counted = 0  # ``number`` is the number of the line starting here
-    at = find(needle)
+    at = low.find(needle)
     while at >= 0:
         start = window.rfind(b"\n", 0, at) + 1
         number += count_newlines(window, counted, start)
@@ -131,7 +130,7 @@ def _lines_found(
         found.append(RawLine(number, base_offset + start, window[start:cut], terminated))
         if not terminated:
             break
-        at = find(needle, end + 1)
+        at = low.find(needle, end + 1)
     return found
 
 

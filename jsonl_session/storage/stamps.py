@@ -9,8 +9,8 @@ of the last check (`Seen`), the same CRC-32 of the whole covered part. A covered
 at most `WHOLE_CHECK_BYTES` has no hashes: it is read and its CRC-32 compared every time
 (one read, about the cost of the two, and no hashing when it is stamped: a first
 listing of many small files stamps each); the facts index keeps no CRC-32 of one either
-(`NOT_SUMMED`: its file is read again whole instead). Where records live and how they are written
-is cache.py's; the rows of many small files, facts_index.py's.
+(`NOT_SUMMED`: its file is read again whole instead). Where records live and how they
+are written is cache.py's; the rows of many small files, facts_index.py's.
 """
 
 from __future__ import annotations
