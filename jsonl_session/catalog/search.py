@@ -19,7 +19,6 @@ import itertools
 import os
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +42,11 @@ from jsonl_session.storage.stamps import Stamp, stamp, still_valid, summed
 SNIPPET_CHARS = 60
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(msgspec.Struct, frozen=True, gc=False):
+    """One place a query was found. A frozen msgspec struct, as listing.py's
+    SessionInfo is and for the same reason: a search may return hundreds of
+    thousands of hits."""
+
     path: Path
     session_id: str | None
     entry_id: str | None  # None when the session's name matched
@@ -106,10 +108,18 @@ def _search(
         count = 1 if workers == 1 else worker_count(workers, _to_read(paths, indexes))
         if count == 1:
             for run in runs_of(paths, _WINDOW):
-                for index in indexes or ():
-                    index.read_rows_of([index_key(path) for path in run])
-                for path in run:
-                    yield from _file_hits(query, path, tools, indexes)
+                if indexes is None:
+                    for path in run:
+                        yield from _file_hits(query, path, tools, indexes)
+                    continue
+                keys = [index_key(path) for path in run]
+                for index in indexes:
+                    index.read_rows_of(keys)
+                for path, trusted in zip(run, _trusted_all(keys, indexes), strict=True):
+                    if trusted is None:  # read (its rows were asked for already)
+                        yield from _file_hits(query, path, tools, indexes, trust=False)
+                    else:
+                        yield from _with_ids(path, list(_hits(query, path, *trusted)))
             return
         runs = [(query, tools, root, list(run)) for run in runs_of(paths)]
         for hits, rows in in_order(_search_run, runs, count):
@@ -148,11 +158,12 @@ def _search_run(
 
 
 def _file_hits(
-    query: str, path: Path, tools: bool, indexes: list[FactsIndex] | None
+    query: str, path: Path, tools: bool, indexes: list[FactsIndex] | None, *, trust: bool = True
 ) -> Iterator[SearchHit]:
-    """The hits in one file, its rows in ``indexes`` brought up to date."""
+    """The hits in one file, its rows in ``indexes`` brought up to date (``trust``:
+    first see if they answer on the file's stat)."""
     try:
-        if indexes is not None:
+        if indexes is not None and trust:
             trusted = _trusted_texts(path, indexes)
             if trusted is not None:  # unchanged since kept: not even opened
                 yield from _with_ids(path, list(_hits(query, path, *trusted)))
@@ -173,6 +184,30 @@ def _file_hits(
         return  # listed with its problem by `list`; nothing to search
 
 
+def _trusted_all(
+    keys: list[str], indexes: list[FactsIndex]
+) -> Iterator[tuple[str | None, list[SearchText]] | None]:
+    """`_trusted_texts` of each file of ``keys`` (their index keys), its rows read
+    already (`FactsIndex.read_rows_of`), one file at a time as asked for (its texts
+    searched while they are in the processor's caches: a window's decoded first took
+    longer). With two indexes each stats the file: the rows of both were stamped on
+    one stat, so both answer only for a file as it was then."""
+    answers = [index.unchanged_each(keys) for index in indexes]
+    for kept in zip(*answers, strict=True):
+        yield _texts_of([_decoded(answer[0]) if answer is not None else None for answer in kept])
+
+
+def _texts_of(records: list[_SearchRecord | None]) -> tuple[str | None, list[SearchText]] | None:
+    """The texts of a file from its records, one from each index (None if one is)."""
+    kept = [record for record in records if record is not None]
+    if not kept or len(kept) < len(records):
+        return None
+    if len(kept) == 1:
+        return kept[0].session_id, kept[0].texts  # kept in line order
+    texts = sorted((text for record in kept for text in record.texts), key=lambda text: text.line)
+    return kept[0].session_id, texts
+
+
 def _trusted_texts(
     path: Path, indexes: list[FactsIndex]
 ) -> tuple[str | None, list[SearchText]] | None:
@@ -180,18 +215,14 @@ def _trusted_texts(
     (facts_index.py) and covers the whole file; else None."""
     key = index_key(path)
     info = os.stat(key)
-    records = []
+    records: list[_SearchRecord | None] = []
     for index in indexes:
         kept = index.unchanged(key, info)
         record = _decoded(kept) if kept is not None else None
         if record is None:
             return None
         records.append(record)
-    if len(records) == 1:
-        return records[0].session_id, records[0].texts  # kept in line order
-    texts = [text for record in records for text in record.texts]
-    texts.sort(key=lambda text: text.line)
-    return records[0].session_id, texts
+    return _texts_of(records)
 
 
 def search_bytes(
@@ -216,14 +247,17 @@ def search_bytes(
 def _with_ids(path: Path, hits: list[SearchHit]) -> list[SearchHit]:
     """``hits`` with the ids reading the file gives entries that have none on disk
     (version 1); as they were when the file cannot be read as a session."""
-    if all(hit.entry_id is not None or hit.role == "name" for hit in hits):
+    for hit in hits:  # (a loop: `all` over a generator cost more, for each file)
+        if hit.entry_id is None and hit.role != "name":
+            break
+    else:
         return hits
     try:
         ids = {entry.line: entry.id for entry in load_entries(path, cache=False).entries}
     except JsonlSessionError:
         return hits
     return [
-        replace(hit, entry_id=ids.get(hit.line))
+        msgspec.structs.replace(hit, entry_id=ids.get(hit.line))
         if hit.entry_id is None and hit.role != "name"
         else hit
         for hit in hits

@@ -33,7 +33,7 @@ import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +157,50 @@ class FactsIndex:
         if unchanged != f"{seen}:{_row_check(stamp, record)}":
             return None
         return record
+
+    def unchanged_each(self, files: Sequence[str]) -> Iterator[tuple[bytes, float] | None]:
+        """For each of ``files`` (absolute paths), what `unchanged` answers for it,
+        with the mtime of the stat it was given: its record and that mtime, or None
+        (no row the stat may answer for, and then no stat; a file gone; a changed
+        or damaged row), made as each is asked for. One loop with no call per file
+        but the stat: the warm path of a listing or search of many files, where a
+        call per step cost a third of a listing."""
+        if not self._many:
+            for file in files:
+                try:
+                    info = os.stat(file)
+                except OSError:
+                    yield None
+                    continue
+                record = self.unchanged(file, info)
+                yield (record, info.st_mtime) if record is not None else None
+            return
+        take = self._known().pop  # handed over once: not held twice
+        stat = os.stat
+        crc32 = zlib.crc32
+        for file in files:
+            kept = take(file, None)
+            if kept is None:
+                yield None
+                continue
+            try:
+                info = stat(file)
+            except OSError:
+                yield None  # described when read, with the reason
+                continue
+            unchanged, stamp, record = kept
+            # `unchanged`'s test in one comparison: `_seen_as` and `_row_check`
+            # written out (a column that is not text compares unequal)
+            if (
+                stamp.__class__ is bytes
+                and record.__class__ is bytes
+                and unchanged
+                == f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:"
+                f"{info.st_ctime_ns}:{crc32(record, crc32(stamp))}"
+            ):
+                yield record, info.st_mtime
+            else:
+                yield None
 
     def answers_on_stat(self, file: str) -> bool:
         """Whether `unchanged` may answer for ``file``: with ``many``, whether it has

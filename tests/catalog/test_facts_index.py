@@ -432,3 +432,85 @@ class TestSmallFilesKeepNoCrc:
             assert not still_valid(mark, file.fileno())
             summed_mark = stamp(file.fileno(), info.st_size, zlib.crc32(path.read_bytes()), info)
             assert still_valid(summed_mark, file.fileno())
+
+
+class TestUnchangedEach:
+    """`FactsIndex.unchanged_each`, the warm path's loop, answers for each file what
+    `unchanged` answers, with the mtime of the stat it looked at."""
+
+    def _kept(self, sessions: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+        cache = tmp_path / "cache"
+        listed(sessions, cache)
+        files = [str(path) for path in sorted(sessions.glob("*.jsonl"))]
+        (sessions / "s01.jsonl").unlink()  # gone
+        with (sessions / "s02.jsonl").open("a") as file:
+            file.write("\n")  # changed since its row was kept
+        with contextlib.closing(sqlite3.connect(cache / INDEX)) as db, db:
+            db.execute("DELETE FROM records WHERE file = ?", (files[3],))  # no row
+            # damaged columns: not text, not bytes
+            db.execute("UPDATE records SET unchanged = 7 WHERE file = ?", (files[4],))
+            db.execute("UPDATE records SET stamp = 'text' WHERE file = ?", (files[5],))
+        return cache, [*files, str(sessions / "never-there.jsonl")]
+
+    def _one_by_one(self, cache: Path, files: list[str]) -> list[tuple[bytes, float] | None]:
+        index = facts_index.FactsIndex(cache, "listing", 5, many=False)
+        try:
+            answers: list[tuple[bytes, float] | None] = []
+            for file in files:
+                try:
+                    info = os.stat(file)
+                except OSError:
+                    answers.append(None)
+                    continue
+                record = index.unchanged(file, info)
+                answers.append(None if record is None else (record, info.st_mtime))
+            return answers
+        finally:
+            index.save()
+
+    @pytest.mark.parametrize("many", [True, False])
+    def test_it_answers_as_unchanged_does_file_by_file(
+        self, sessions: Path, tmp_path: Path, quiet_at_once: None, many: bool
+    ) -> None:
+        cache, files = self._kept(sessions, tmp_path)
+        expected = self._one_by_one(cache, files)
+        untrusted = [at for at, answer in enumerate(expected) if answer is None]
+        assert untrusted == [1, 2, 3, 4, 5, 12]  # (the others answer)
+        index = facts_index.FactsIndex(cache, "listing", 5, many=many)
+        try:
+            answers = list(index.unchanged_each(files))
+        finally:
+            index.save()
+        assert answers == expected
+
+    def test_damaged_and_changed_rows_and_missing_files_answer_none(
+        self, sessions: Path, tmp_path: Path, quiet_at_once: None
+    ) -> None:
+        cache, files = self._kept(sessions, tmp_path)
+        index = facts_index.FactsIndex(cache, "listing", 5)
+        try:
+            answers = list(index.unchanged_each(files))
+        finally:
+            index.save()
+        untrusted = [at for at, answer in enumerate(answers) if answer is None]
+        assert untrusted == [1, 2, 3, 4, 5, 12]
+
+    def test_a_file_without_a_row_is_not_stated(
+        self, sessions: Path, tmp_path: Path, quiet_at_once: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        cache, files = self._kept(sessions, tmp_path)
+        stated: list[str] = []
+        real = os.stat
+
+        def counting(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+            stated.append(os.fspath(path))
+            return real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "stat", counting)
+        index = facts_index.FactsIndex(cache, "listing", 5)
+        try:
+            list(index.unchanged_each(files))
+        finally:
+            index.save()
+        assert files[3] not in stated and files[12] not in stated
+        assert files[0] in stated and files[2] in stated

@@ -3,13 +3,16 @@ with their problem, newest first, and the list / latest / search commands."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import pickle
 import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from builders import BASE_MS
 from builders import read_assistant as assistant
@@ -60,6 +63,28 @@ def three_messages(folder: Path, name: str = "s.jsonl", **head: Any) -> Path:
         ),
         entry("session_info", "n2", "n1", name="  Release prep "),
     )
+
+
+class TestResultsAreLightObjects:
+    """A listing or search makes an object per file or hit, up to hundreds of
+    thousands: frozen structs the garbage collector does not track."""
+
+    def test_a_session_info_is_frozen_untracked_and_picklable(self, tmp_path: Path) -> None:
+        info = session_info(three_messages(tmp_path))
+        assert not gc.is_tracked(info)
+        with pytest.raises(AttributeError):
+            info.name = "other"  # type: ignore[misc]
+        renamed = msgspec.structs.replace(info, name="other")
+        assert renamed.name == "other" and renamed.path == info.path and renamed != info
+        assert pickle.loads(pickle.dumps(info)) == info
+        assert hash(info) == hash(msgspec.structs.replace(info))
+
+    def test_a_search_hit_is_frozen_untracked_and_picklable(self, tmp_path: Path) -> None:
+        (hit,) = search_sessions("first words", [three_messages(tmp_path)])
+        assert not gc.is_tracked(hit)
+        with pytest.raises(AttributeError):
+            hit.line = 0  # type: ignore[misc]
+        assert pickle.loads(pickle.dumps(hit)) == hit
 
 
 class TestSessionInfo:
