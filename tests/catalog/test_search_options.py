@@ -3,6 +3,7 @@ ids for hits in version-1 files; with and without the cache."""
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 
@@ -94,3 +95,26 @@ class TestLimit:
             session.append_message(user_message(f"note {n}"))
         hits = search_sessions("note", [session.path], limit=2)
         assert [hit.snippet for hit in hits] == ["note 0", "note 1"]
+
+
+class TestALetterProbe:
+    """A text is lower-cased only when it holds the query's rarest letter in one case
+    or the other (search._probe): the hits are those of lower-casing every text."""
+
+    def test_the_probe_skips_only_texts_that_cannot_hold_the_query(self) -> None:
+        from jsonl_session.catalog.search import _hits
+        from jsonl_session.catalog.search_texts import SearchText
+
+        # İ lower-cases to "i̇" and the Kelvin sign to "k": the probe never takes them
+        alphabet = ["a", "B", "i", "I", "k", "K", "z", "Z", "q", "\u0130", "\u212a", "ß", " ", "é"]
+        rng = random.Random(7)
+        texts = [
+            SearchText(n, "e", None, "user", "".join(rng.choices(alphabet, k=rng.randint(0, 12))))
+            for n in range(3000)
+        ]
+        for query in ["zi", "IK", "k", "i", "bz", "QA", "ai", "K", "é", "ßz", "\u0130", " b"]:
+            found = [hit.line for hit in _hits(query, Path("s.jsonl"), "s", texts)]
+            needle = query.lower()
+            expected = [text.line for text in texts if needle in text.text.lower()]
+            assert found == expected, query
+            assert expected, query  # each query is found somewhere
