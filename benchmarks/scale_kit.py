@@ -243,8 +243,8 @@ def stat_all(folder: Path) -> None:
 
 def stat_and_answer_all(folder: Path) -> list[Any]:
     """The floor of a warm `list_sessions` that answers with objects: find the files,
-    stat each, and make what it returns for each (a SessionInfo, with its Path and its
-    two times), the facts taken from memory as if read from an index for free."""
+    stat each, and make what it returns for each (a SessionInfo, with its path as text
+    and its two times), the facts taken from memory as if read from an index for free."""
     from datetime import UTC, datetime
 
     from jsonl_session import SessionInfo
@@ -252,15 +252,16 @@ def stat_and_answer_all(folder: Path) -> list[Any]:
     answers = []
     with os.scandir(folder) as entries:
         names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and e.is_file())
+    within = str(folder / "_")[:-1]
     for name in names:
-        path = folder / name
+        path = within + name
         info = os.stat(path)
         created = datetime.fromtimestamp(info.st_mtime, tz=UTC)
         modified = datetime.fromtimestamp(info.st_mtime + 1, tz=UTC)
         answers.append(
             SessionInfo(path, name, "/p", None, None, created, modified, 2, "first message")
         )
-    answers.sort(key=lambda answer: (answer.modified, str(answer.path)), reverse=True)
+    answers.sort(key=lambda answer: (answer.modified, answer.path_text), reverse=True)
     return answers
 
 

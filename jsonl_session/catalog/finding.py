@@ -33,14 +33,28 @@ def session_files(
     all_projects: bool = False,
     agents: Collection[str] | None = None,
 ) -> list[Path]:
-    """The ``*.jsonl`` files of a project folder, or of every folder under a root
-    (``all_projects``, at any depth, sub-agents' folders aside). With no folder: the
-    sessions of ``cwd`` (default: the current directory), or with ``all_projects``
-    every session, of each agent in ``agents`` (default: all): pi's session folder
-    and ours, Claude Code's projects folder, Codex's sessions folder; each file once.
-    With a folder *and* a ``cwd``, only the files whose header names that working
-    directory, unless the folder is that directory's own (as pi 1.5's
-    ``list(cwd, dir)`` does); with a folder and ``agents``, only those agents' files."""
+    """`session_file_texts` as Paths."""
+    found = session_file_texts(folder, cwd=cwd, all_projects=all_projects, agents=agents)
+    return [Path(file) for file in found]
+
+
+def session_file_texts(
+    folder: Path | str | None = None,
+    *,
+    cwd: str | None = None,
+    all_projects: bool = False,
+    agents: Collection[str] | None = None,
+) -> list[str]:
+    """The paths, as ``str(Path(...))`` writes them (a listing of 100,000 files makes
+    no Path: see listing.py's SessionInfo), of the ``*.jsonl`` files of a project
+    folder, or of every folder under a root (``all_projects``, at any depth,
+    sub-agents' folders aside). With no folder: the sessions of ``cwd`` (default:
+    the current directory), or with ``all_projects`` every session, of each agent in
+    ``agents`` (default: all): pi's session folder and ours, Claude Code's projects
+    folder, Codex's sessions folder; each file once. With a folder *and* a ``cwd``,
+    only the files whose header names that working directory, unless the folder is
+    that directory's own (as pi 1.5's ``list(cwd, dir)`` does); with a folder and
+    ``agents``, only those agents' files."""
     wanted = set(AGENTS if agents is None else agents)
     if unknown := wanted - set(AGENTS):
         raise JsonlSessionError(
@@ -51,15 +65,15 @@ def session_files(
         files = files if cwd is None else for_cwd(files, Path(folder), cwd)
         return files if agents is None else [f for f in files if _agent(f) in wanted]
     where = _resolved(cwd or os.getcwd())
-    found: dict[Path, Path] = {}
+    found: dict[str, str] = {}
     for path in _agent_files(wanted, where, all_projects):
-        found.setdefault(path.resolve(), path)
+        found.setdefault(os.path.realpath(path), path)  # (what Path.resolve gives)
     return list(found.values())
 
 
-def _agent_files(wanted: set[str], where: str, all_projects: bool) -> list[Path]:
+def _agent_files(wanted: set[str], where: str, all_projects: bool) -> list[str]:
     """Each wanted agent's files: all of them, or those of the directory ``where``."""
-    out: list[Path] = []
+    out: list[str] = []
     if "pi" in wanted:
         for root in session_roots():
             place = root if all_projects else session_dir_for(where, root)
@@ -74,17 +88,17 @@ def _agent_files(wanted: set[str], where: str, all_projects: bool) -> list[Path]
     return out
 
 
-def _agent(path: Path) -> str | None:
+def _agent(path: str) -> str | None:
     from jsonl_session.dialects.reading import detect_file
 
-    return detect_file(path)
+    return detect_file(Path(path))
 
 
 def _same(cwd: str | None, where: str) -> bool:
     return bool(cwd) and _resolved(cwd or "") == where
 
 
-def for_cwd(files: list[Path], folder: Path, cwd: str) -> list[Path]:
+def for_cwd(files: list[str], folder: Path, cwd: str) -> list[str]:
     """The files whose header's cwd is ``cwd`` (both resolved; an empty one never
     matches); all of them when ``folder`` is the folder pi names for ``cwd``."""
     where = _resolved(cwd)
@@ -97,7 +111,7 @@ def _resolved(path: str) -> str:
     return os.path.normpath(os.path.abspath(os.path.expanduser(path)))
 
 
-def header_cwd(path: Path) -> str | None:
+def header_cwd(path: Path | str) -> str | None:
     """The working directory a session file names in its first lines (None when it
     names none): a pi header's ``cwd``, a Codex ``session_meta`` payload's, or the
     ``cwd`` of the first Claude Code line that carries one."""
@@ -140,10 +154,10 @@ _CLAUDE_BOOKKEEPING = frozenset(
 _HEADER_SCAN_BYTES = 1 << 20  # pi reads at most this much looking for a header
 
 
-def files_of(folder: Path, all_projects: bool) -> list[Path]:
-    """The ``*.jsonl`` files in ``folder``; with ``all_projects`` in its sub-folders at
-    any depth too, except Claude Code's sub-agent folders (a sub-agent is not a
-    session of its own)."""
+def files_of(folder: Path, all_projects: bool) -> list[str]:
+    """The ``*.jsonl`` files in ``folder`` (their paths as text, as ``str(folder /
+    name)`` writes them); with ``all_projects`` in its sub-folders at any depth too,
+    except Claude Code's sub-agent folders (a sub-agent is not a session of its own)."""
     if not folder.is_dir():
         raise SessionFormatError(folder, None, "no such folder")
     if not all_projects:
@@ -151,7 +165,8 @@ def files_of(folder: Path, all_projects: bool) -> list[Path]:
         # each file once, later); names sort as the paths of one folder do
         with os.scandir(folder) as entries:
             names = [e.name for e in entries if e.name.endswith(".jsonl") and e.is_file()]
-        return [folder / name for name in sorted(names)]
+        within = _prefix(folder)
+        return [within + name for name in sorted(names)]
     found = []
     seen: set[str] = set()  # folders linked twice (or in a loop) are walked once
     for place, folders, names in os.walk(folder, followlinks=True):
@@ -161,5 +176,11 @@ def files_of(folder: Path, all_projects: bool) -> list[Path]:
             continue
         seen.add(real)
         folders[:] = sorted(d for d in folders if d != "subagents")
-        found += [Path(place) / n for n in sorted(names) if n.endswith(".jsonl")]
-    return [f for f in found if f.is_file()]
+        within = _prefix(Path(place))
+        found += [within + n for n in sorted(names) if n.endswith(".jsonl")]
+    return [f for f in found if os.path.isfile(f)]
+
+
+def _prefix(folder: Path) -> str:
+    """What ``str(folder / name)`` writes before a file's name (nothing for ".")."""
+    return str(folder / "_")[:-1]

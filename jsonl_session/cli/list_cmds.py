@@ -120,7 +120,7 @@ def _session_lines(infos: list[SessionInfo], width: int) -> Iterator[Line]:
         else:
             title = info.name or _one_line_head(info.first_message, 4 * room + 5)
         yield line + fit(title, room)
-        yield (f"    {info.path}", "dim")
+        yield (f"    {info.path_text}", "dim")
 
 
 class _LocalMinutes:

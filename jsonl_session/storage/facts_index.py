@@ -74,13 +74,23 @@ its `unchanged` column holds if the file was quiet, and the file's last change (
 PendingRows = dict[str, PendingRow]
 
 
-def index_key(path: Path) -> str:
+def index_key(path: Path | str) -> str:
     """A file's key in an index: its absolute path (os.path.abspath's answer, without
     its cost for a path that is absolute and normal already, as a folder's files are)."""
     text = os.fspath(path)
     if os.sep == "/" and text.startswith("/") and "/." not in text and "//" not in text:
         return text
     return os.path.abspath(text)
+
+
+def index_keys(files: list[str]) -> list[str]:
+    """`index_key` of each of ``files``: ``files`` themselves when every one is
+    absolute and normal already, as a folder's files are (one test of them all)."""
+    joined = "\0" + "\0".join(files)  # (no path holds a NUL)
+    every_absolute = joined.count("\0/") == len(files)
+    if os.sep == "/" and every_absolute and "/." not in joined and "//" not in joined:
+        return files
+    return [index_key(file) for file in files]
 
 
 def _seen_as(info: os.stat_result) -> str:

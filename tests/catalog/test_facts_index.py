@@ -417,7 +417,7 @@ class TestSmallFilesKeepNoCrc:
         monkeypatch.setattr(
             listing,
             "_describe_and_keep",
-            lambda path, *rest: whole.append(path.name) or real(path, *rest),
+            lambda path, *rest: whole.append(os.path.basename(path)) or real(path, *rest),
         )
         assert listed(folder, cache) == expected
         assert whole == ["small.jsonl"]

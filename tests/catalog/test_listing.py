@@ -7,8 +7,10 @@ import gc
 import json
 import os
 import pickle
+import random
 import shutil
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +23,19 @@ from helpers_cli import runner
 from helpers_read import entry, header, iso
 from locations import FIXTURES, ROOT
 
-from jsonl_session.catalog.listing import NO_MESSAGES, latest_session, list_sessions, session_info
+from jsonl_session.catalog import listing
+from jsonl_session.catalog.finding import files_of, session_files
+from jsonl_session.catalog.listing import (
+    NO_MESSAGES,
+    SessionInfo,
+    latest_session,
+    list_sessions,
+    session_info,
+)
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.cli import app
+from jsonl_session.storage import facts_index
+from jsonl_session.storage.facts_index import index_key, index_keys
 from jsonl_session.storage.paths import session_dir_for
 
 
@@ -67,11 +79,15 @@ def three_messages(folder: Path, name: str = "s.jsonl", **head: Any) -> Path:
 
 class TestResultsAreLightObjects:
     """A listing or search makes an object per file or hit, up to hundreds of
-    thousands: frozen structs the garbage collector does not track."""
+    thousands: frozen structs the garbage collector does not track, a listing's
+    holding its path as text (its Path made when asked for)."""
 
     def test_a_session_info_is_frozen_untracked_and_picklable(self, tmp_path: Path) -> None:
-        info = session_info(three_messages(tmp_path))
+        path = three_messages(tmp_path)
+        info = session_info(path)
         assert not gc.is_tracked(info)
+        assert info.path == path and info.path_text == str(path)
+        assert info.to_dict()["path"] == str(path)
         with pytest.raises(AttributeError):
             info.name = "other"  # type: ignore[misc]
         renamed = msgspec.structs.replace(info, name="other")
@@ -85,6 +101,72 @@ class TestResultsAreLightObjects:
         with pytest.raises(AttributeError):
             hit.line = 0  # type: ignore[misc]
         assert pickle.loads(pickle.dumps(hit)) == hit
+
+    @pytest.mark.parametrize("cache", [False, True], ids=["no cache", "warm cache"])
+    def test_a_listing_leaves_the_collector_nothing_to_track_for_each_file(
+        self, tmp_path: Path, cache: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        folder = tmp_path / "many"
+        folder.mkdir()
+        for number in range(300):
+            three_messages(folder, f"s{number:03d}.jsonl")
+        monkeypatch.setattr(facts_index, "QUIET_NS", 0)  # trusted on their times at once
+        store = tmp_path / "cache" if cache else False
+        list_sessions(folder, cache=store)
+        gc.collect()
+        before = len(gc.get_objects())
+        infos = list_sessions(folder, cache=store)
+        gc.collect()
+        assert len(infos) == 300
+        assert len(gc.get_objects()) - before < 30  # a Path each would be 600 more
+
+
+class TestTheOrderOfAListing:
+    """Newest first, and among sessions of one time the path from the last: a folder's
+    files, which come sorted by path, are only turned round and sorted by time."""
+
+    @pytest.mark.parametrize("presorted", [True, False])
+    def test_it_is_the_order_of_time_then_path_from_the_last(self, presorted: bool) -> None:
+        rng = random.Random(3)
+        moments = [datetime(2025, 1, day, tzinfo=UTC) for day in (1, 2, 3)]
+        files = [f"/p/{rng.choice('abc')}{number:04d}.jsonl" for number in range(500)]
+        files = sorted(files) if presorted else files
+        infos = [
+            SessionInfo(file, None, "/", None, None, None, rng.choice(moments), 0, "")
+            for file in files
+        ]
+        expected = sorted(infos, key=lambda info: (info.modified, info.path_text), reverse=True)
+        listing._newest_first(infos, files)
+        assert infos == expected
+
+
+class TestPathsAsText:
+    """The files found are named as ``str(Path(...))`` names them."""
+
+    @pytest.mark.parametrize("where", [".", "here", "here/", "./here", "ABSOLUTE"])
+    def test_a_folders_files_are_named_as_pathlib_names_them(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        folder = tmp_path if where == "." else tmp_path / "here"
+        folder.mkdir(exist_ok=True)
+        for name in ("b.jsonl", "a.jsonl", "notes.txt"):
+            (folder / name).write_text("{}\n")
+        (folder / "deeper").mkdir()
+        (folder / "deeper" / "c.jsonl").write_text("{}\n")
+        given = Path(str(tmp_path / "here") if where == "ABSOLUTE" else where)
+        assert files_of(given, False) == [str(given / "a.jsonl"), str(given / "b.jsonl")]
+        deep = [str(given / "a.jsonl"), str(given / "b.jsonl"), str(given / "deeper" / "c.jsonl")]
+        assert files_of(given, True) == deep
+        assert session_files(given) == [given / "a.jsonl", given / "b.jsonl"]
+
+    def test_index_keys_are_index_key_of_each(self, tmp_path: Path) -> None:
+        normal = [f"/x/s{number}.jsonl" for number in range(5)]
+        assert index_keys(normal) is normal  # nothing to do: one test of them all
+        for odd in ("rel.jsonl", "/x/./a.jsonl", "/x//a.jsonl", "/x/../a.jsonl", "/x/.a.jsonl"):
+            files = [*normal, odd]
+            assert index_keys(files) == [index_key(file) for file in files]
+        assert index_keys([]) == []
 
 
 class TestSessionInfo:
