@@ -35,7 +35,7 @@ _replies.register("jsonl_session.providers.streams")
 
 if TYPE_CHECKING:
     from jsonl_session.breakdown import Breakdown
-    from jsonl_session.catalog.finding import session_files
+    from jsonl_session.catalog.finding import session_file_texts, session_files
     from jsonl_session.catalog.listing import (
         Progress,
         SessionInfo,
@@ -228,6 +228,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SessionInfo": ("catalog.listing", "SessionInfo"),
     "latest_session": ("catalog.listing", "latest_session"),
     "list_sessions": ("catalog.listing", "list_sessions"),
+    "session_file_texts": ("catalog.finding", "session_file_texts"),
     "session_files": ("catalog.finding", "session_files"),
     "session_info": ("catalog.listing", "session_info"),
     "SearchHit": ("catalog.search", "SearchHit"),
@@ -449,6 +450,7 @@ __all__ = [
     "search_sessions",
     "serve_mcp",
     "session_dir_for",
+    "session_file_texts",
     "session_files",
     "session_info",
     "session_root",

@@ -34,7 +34,7 @@ from jsonl_session.catalog.search_texts import (
 )
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
-from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, now_ns
+from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, index_keys, now_ns
 from jsonl_session.storage.lines import after_line, count_newlines, first_line
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.storage.stamps import Stamp, stamp, still_valid, summed
@@ -43,11 +43,11 @@ SNIPPET_CHARS = 60
 
 
 class SearchHit(msgspec.Struct, frozen=True, gc=False):
-    """One place a query was found. A frozen msgspec struct, as listing.py's
-    SessionInfo is and for the same reason: a search may return hundreds of
-    thousands of hits."""
+    """One place a query was found. A frozen msgspec struct with its file's path as
+    text (``path_text``; ``path`` makes the Path), as listing.py's SessionInfo is and
+    for the same reason: a search may return hundreds of thousands of hits."""
 
-    path: Path
+    path_text: str
     session_id: str | None
     entry_id: str | None  # None when the session's name matched
     line: int
@@ -55,9 +55,14 @@ class SearchHit(msgspec.Struct, frozen=True, gc=False):
     role: str  # "user", "assistant", "name"; with tools, "toolResult", "bashExecution"
     snippet: str
 
+    @property
+    def path(self) -> Path:
+        """The session file."""
+        return Path(self.path_text)
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": str(self.path),
+            "path": self.path_text,
             "sessionId": self.session_id,
             "entryId": self.entry_id,
             "line": self.line,
@@ -75,7 +80,7 @@ class _SearchRecord(msgspec.Struct, array_like=True):
 
 def search_sessions(
     query: str,
-    files: Iterable[Path],
+    files: Iterable[Path | str],
     *,
     tools: bool = False,
     limit: int | None = None,
@@ -99,29 +104,30 @@ _WINDOW = 500  # files whose kept texts are read at once (and held: a window's, 
 
 
 def _search(
-    query: str, files: Iterable[Path], tools: bool, cache: CacheOption, workers: int | None
+    query: str, files: Iterable[Path | str], tools: bool, cache: CacheOption, workers: int | None
 ) -> Iterator[SearchHit]:
     root = cache_root(cache)
     indexes = _indexes(root, tools, many=True)
-    paths = files if isinstance(files, list) else list(files)
+    paths = [os.fspath(file) for file in files]  # (a hit holds its file's path as text)
+    wanted = Wanted.of(query)
     try:
         count = 1 if workers == 1 else worker_count(workers, _to_read(paths, indexes))
         if count == 1:
             for run in runs_of(paths, _WINDOW):
                 if indexes is None:
                     for path in run:
-                        yield from _file_hits(query, path, tools, indexes)
+                        yield from _file_hits(wanted, path, tools, indexes)
                     continue
-                keys = [index_key(path) for path in run]
+                keys = index_keys(run)
                 for index in indexes:
                     index.read_rows_of(keys)
                 for path, trusted in zip(run, _trusted_all(keys, indexes), strict=True):
                     if trusted is None:  # read (its rows were asked for already)
-                        yield from _file_hits(query, path, tools, indexes, trust=False)
+                        yield from _file_hits(wanted, path, tools, indexes, trust=False)
                     else:
-                        yield from _with_ids(path, list(_hits(query, path, *trusted)))
+                        yield from _with_ids(path, list(_hits(wanted, path, *trusted)))
             return
-        runs = [(query, tools, root, list(run)) for run in runs_of(paths)]
+        runs = [(wanted, tools, root, list(run)) for run in runs_of(paths)]
         for hits, rows in in_order(_search_run, runs, count):
             yield from hits
             for index, kept in zip(indexes or (), rows, strict=False):
@@ -139,7 +145,7 @@ def _indexes(root: Path | None, tools: bool, *, many: bool) -> list[FactsIndex] 
     return [FactsIndex(root, kind, _RECORD_VERSION, many=many) for kind in kinds]
 
 
-def _to_read(paths: list[Path], indexes: list[FactsIndex] | None) -> int:
+def _to_read(paths: list[str], indexes: list[FactsIndex] | None) -> int:
     """How many files have no row a stat may answer for (a guess for those changed
     since their row: deciding costs no stat)."""
     if indexes is None:
@@ -148,17 +154,17 @@ def _to_read(paths: list[Path], indexes: list[FactsIndex] | None) -> int:
 
 
 def _search_run(
-    run: tuple[str, bool, Path | None, list[Path]],
+    run: tuple[Wanted, bool, Path | None, list[str]],
 ) -> tuple[list[SearchHit], list[PendingRows]]:
     """In a worker: the hits in the files of a run, and the rows to keep for them."""
-    query, tools, root, paths = run
+    wanted, tools, root, paths = run
     indexes = _indexes(root, tools, many=False)
-    hits = [hit for path in paths for hit in _file_hits(query, path, tools, indexes)]
+    hits = [hit for path in paths for hit in _file_hits(wanted, path, tools, indexes)]
     return hits, [index.take_pending() for index in indexes or ()]
 
 
 def _file_hits(
-    query: str, path: Path, tools: bool, indexes: list[FactsIndex] | None, *, trust: bool = True
+    wanted: Wanted, path: str, tools: bool, indexes: list[FactsIndex] | None, *, trust: bool = True
 ) -> Iterator[SearchHit]:
     """The hits in one file, its rows in ``indexes`` brought up to date (``trust``:
     first see if they answer on the file's stat)."""
@@ -166,20 +172,22 @@ def _file_hits(
         if indexes is not None and trust:
             trusted = _trusted_texts(path, indexes)
             if trusted is not None:  # unchanged since kept: not even opened
-                yield from _with_ids(path, list(_hits(query, path, *trusted)))
+                yield from _with_ids(path, list(_hits(wanted, path, *trusted)))
                 return
-        foreign = foreign_texts(path, tools)
+        foreign = foreign_texts(Path(path), tools)
         if foreign is not None:  # another agent's file: searched as read, never cached
-            yield from _hits(query, path, *foreign)
+            yield from _hits(wanted, path, *foreign)
         elif indexes is None:
-            yield from search_bytes(query, path, path.read_bytes(), tools=tools)
+            with open(path, "rb") as handle:
+                data = handle.read()
+            yield from _bytes_hits(wanted, path, data, tools)
         else:
             texts: list[SearchText] = []
             for index, of_tools in zip(indexes, (False, True), strict=False):
                 session_id, found = _cached_texts(path, index, of_tools)
                 texts.extend(found)
             texts.sort(key=lambda text: text.line)
-            yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
+            yield from _with_ids(path, list(_hits(wanted, path, session_id, texts)))
     except OSError:
         return  # listed with its problem by `list`; nothing to search
 
@@ -209,7 +217,7 @@ def _texts_of(records: list[_SearchRecord | None]) -> tuple[str | None, list[Sea
 
 
 def _trusted_texts(
-    path: Path, indexes: list[FactsIndex]
+    path: str, indexes: list[FactsIndex]
 ) -> tuple[str | None, list[SearchText]] | None:
     """The texts of ``path`` from its rows when each is trusted on the file's times
     (facts_index.py) and covers the whole file; else None."""
@@ -226,10 +234,14 @@ def _trusted_texts(
 
 
 def search_bytes(
-    query: str, path: Path, data: bytes, *, tools: bool = False
+    query: str, path: Path | str, data: bytes, *, tools: bool = False
 ) -> Iterator[SearchHit]:
     """Hits in a file's bytes; only lines whose bytes could hold the query are decoded."""
-    needle = query.lower()
+    return _bytes_hits(Wanted.of(query), os.fspath(path), data, tools)
+
+
+def _bytes_hits(wanted: Wanted, path: str, data: bytes, tools: bool) -> Iterator[SearchHit]:
+    needle = wanted.needle
     ascii_needle = needle.encode() if needle.isascii() and plain_query(needle) else None
     header = first_line(data)
     if header is None:
@@ -241,10 +253,10 @@ def search_bytes(
     if tools:
         texts += searchable_texts(region, start, header.number + 1, ascii_needle, tools=True)
         texts.sort(key=lambda text: text.line)
-    yield from _with_ids(path, list(_hits(query, path, session_id, texts)))
+    yield from _with_ids(path, list(_hits(wanted, path, session_id, texts)))
 
 
-def _with_ids(path: Path, hits: list[SearchHit]) -> list[SearchHit]:
+def _with_ids(path: str, hits: list[SearchHit]) -> list[SearchHit]:
     """``hits`` with the ids reading the file gives entries that have none on disk
     (version 1); as they were when the file cannot be read as a session."""
     for hit in hits:  # (a loop: `all` over a generator cost more, for each file)
@@ -284,9 +296,7 @@ def _keep(index: FactsIndex, key: str, mark: Stamp, taken: int, record: _SearchR
     index.put(key, mark, taken, encoded)
 
 
-def _cached_texts(
-    path: Path, index: FactsIndex, tools: bool
-) -> tuple[str | None, list[SearchText]]:
+def _cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None, list[SearchText]]:
     """The texts of a pi file, from its row brought up to date; ``tools``: the tool
     output (an index of its own), else the messages and names."""
     key = os.path.abspath(path)
@@ -326,20 +336,33 @@ def _cached_texts(
 
 
 def _hits(
-    query: str, path: Path, session_id: str | None, texts: list[SearchText]
+    wanted: Wanted, path: str, session_id: str | None, texts: list[SearchText]
 ) -> Iterator[SearchHit]:
-    needle = query.lower()
-    probe = _probe(needle)
+    needle, probe, length = wanted.needle, wanted.probe, len(wanted.query)
     for text in texts:
         body = text.text
         if probe is not None and probe[0] not in body and probe[1] not in body:
             continue  # it cannot hold the needle: not lower-cased to be sure
         at = body.lower().find(needle)
         if at >= 0:
-            snippet = _snippet(body, at, len(query))
+            snippet = _snippet(body, at, length)
             yield SearchHit(
                 path, session_id, text.entry_id, text.line, text.timestamp, text.role, snippet
             )
+
+
+class Wanted(msgspec.Struct, frozen=True):
+    """A query as a search looks for it, worked out once for all the files: lower-cased,
+    and the letter a text must hold to hold it (`probe`)."""
+
+    query: str
+    needle: str
+    probe: tuple[str, str] | None
+
+    @classmethod
+    def of(cls, query: str) -> Wanted:
+        needle = query.lower()
+        return cls(query, needle, _probe(needle))
 
 
 _LETTERS_RAREST_FIRST = "zqxjvbpygfwmucldrhsnoate"  # no "i" or "k": see _probe

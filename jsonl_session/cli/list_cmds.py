@@ -186,7 +186,7 @@ def _one_line_head(text: str, chars: int) -> str:
 def _hit_lines(hits: Iterable[SearchHit]) -> Iterator[Line]:
     for hit in hits:
         what = f"{hit.entry_id} {hit.role}" if hit.entry_id else hit.role
-        yield f"{hit.path}:{hit.line} {what} {hit.timestamp or ''}".rstrip()
+        yield f"{hit.path_text}:{hit.line} {what} {hit.timestamp or ''}".rstrip()
         yield f"    {hit.snippet}"
 
 
@@ -273,12 +273,14 @@ def search(
 ) -> None:
     """Find text in user and assistant messages and session names (any agent's), with
     the entry id to give other commands; --tools: in tool output too."""
-    from jsonl_session import search_sessions, session_files
+    from jsonl_session import search_sessions, session_file_texts
 
     missing = folder is not None and not folder.is_dir()
     agents = agent or None
     files = (
-        [] if missing else session_files(folder, cwd=cwd, all_projects=all_projects, agents=agents)
+        []
+        if missing
+        else session_file_texts(folder, cwd=cwd, all_projects=all_projects, agents=agents)
     )
     cache = cache_for(ctx, no_cache)
     wanted = None if limit is None else limit + 1  # one more: to say there are more

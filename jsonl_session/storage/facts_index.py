@@ -83,13 +83,13 @@ def index_key(path: Path | str) -> str:
     return os.path.abspath(text)
 
 
-def index_keys(files: list[str]) -> list[str]:
+def index_keys(files: Sequence[str]) -> list[str]:
     """`index_key` of each of ``files``: ``files`` themselves when every one is
     absolute and normal already, as a folder's files are (one test of them all)."""
     joined = "\0" + "\0".join(files)  # (no path holds a NUL)
     every_absolute = joined.count("\0/") == len(files)
     if os.sep == "/" and every_absolute and "/." not in joined and "//" not in joined:
-        return files
+        return files if isinstance(files, list) else list(files)
     return [index_key(file) for file in files]
 
 

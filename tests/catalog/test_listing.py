@@ -96,7 +96,10 @@ class TestResultsAreLightObjects:
         assert hash(info) == hash(msgspec.structs.replace(info))
 
     def test_a_search_hit_is_frozen_untracked_and_picklable(self, tmp_path: Path) -> None:
-        (hit,) = search_sessions("first words", [three_messages(tmp_path)])
+        path = three_messages(tmp_path)
+        (hit,) = search_sessions("first words", [path])
+        assert hit.path == path and hit.path_text == str(path) == hit.to_dict()["path"]
+        assert list(search_sessions("first words", [str(path)])) == [hit]
         assert not gc.is_tracked(hit)
         with pytest.raises(AttributeError):
             hit.line = 0  # type: ignore[misc]

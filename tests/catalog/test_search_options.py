@@ -102,7 +102,7 @@ class TestALetterProbe:
     or the other (search._probe): the hits are those of lower-casing every text."""
 
     def test_the_probe_skips_only_texts_that_cannot_hold_the_query(self) -> None:
-        from jsonl_session.catalog.search import _hits
+        from jsonl_session.catalog.search import Wanted, _hits
         from jsonl_session.catalog.search_texts import SearchText
 
         # İ lower-cases to "i̇" and the Kelvin sign to "k": the probe never takes them
@@ -113,7 +113,7 @@ class TestALetterProbe:
             for n in range(3000)
         ]
         for query in ["zi", "IK", "k", "i", "bz", "QA", "ai", "K", "é", "ßz", "\u0130", " b"]:
-            found = [hit.line for hit in _hits(query, Path("s.jsonl"), "s", texts)]
+            found = [hit.line for hit in _hits(Wanted.of(query), "s.jsonl", "s", texts)]
             needle = query.lower()
             expected = [text.line for text in texts if needle in text.text.lower()]
             assert found == expected, query
