@@ -164,7 +164,7 @@ def files_of(folder: Path, all_projects: bool) -> list[str]:
         # scandir's entries know a regular file without a stat (the listing stats
         # each file once, later); names sort as the paths of one folder do
         with os.scandir(folder) as entries:
-            names = [e.name for e in entries if e.name.endswith(".jsonl") and e.is_file()]
+            names = [n for e in entries if (n := e.name).endswith(".jsonl") and e.is_file()]
         within = _prefix(folder)
         return [within + name for name in sorted(names)]
     found = []

@@ -137,7 +137,7 @@ class FactsIndex:
         self._writer: sqlite3.Connection | None = None  # kept between saves, see `save`
         self._writer_file: tuple[int, int] | None = None  # its database's device and inode
         self._unreadable = False  # none there, or locked or damaged: read as empty
-        self._unchanged: dict[str, tuple[str, bytes, bytes]] | None = None
+        self._unchanged: dict[str, tuple[str, str, bytes, bytes]] | None = None
         self._trusted_files: set[str] | None = None
         self._pending: PendingRows = {}
         self._pending_bytes = 0
@@ -151,14 +151,14 @@ class FactsIndex:
             kept = self._known().pop(file, None)  # handed over once: not held twice
         else:
             found = self._query(
-                "SELECT unchanged, stamp, record FROM records"
+                "SELECT file, unchanged, stamp, record FROM records"
                 " WHERE file = ? AND unchanged IS NOT NULL",
                 file,
             )
             kept = found[0] if found else None
         if kept is None:
             return None
-        unchanged, stamp, record = kept
+        _, unchanged, stamp, record = kept
         seen = _seen_as(info)
         if not (isinstance(unchanged, str) and unchanged.startswith(seen)):
             return None
@@ -198,7 +198,7 @@ class FactsIndex:
             except OSError:
                 yield None  # described when read, with the reason
                 continue
-            unchanged, stamp, record = kept
+            _, unchanged, stamp, record = kept
             # `unchanged`'s test in one comparison: `_seen_as` and `_row_check`
             # written out (a column that is not text compares unequal)
             if (
@@ -241,7 +241,7 @@ class FactsIndex:
                 f" WHERE unchanged IS NOT NULL AND file IN ({marks})",
                 *part,
             )
-        self._unchanged = {row[0]: (row[1], row[2], row[3]) for row in found}
+        self._unchanged = {row[0]: row for row in found}
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one."""
@@ -256,14 +256,14 @@ class FactsIndex:
         except (msgspec.MsgspecError, TypeError):
             return None
 
-    def _known(self) -> dict[str, tuple[str, bytes, bytes]]:
-        """The rows a stat may answer for, read at the first call: file -> (the
-        `unchanged` column, the stamp, the record)."""
+    def _known(self) -> dict[str, tuple[str, str, bytes, bytes]]:
+        """The rows a stat may answer for, read at the first call: file -> its row
+        (the file, the `unchanged` column, the stamp, the record), as read."""
         if self._unchanged is None:
             found = self._query(
                 "SELECT file, unchanged, stamp, record FROM records WHERE unchanged IS NOT NULL"
             )
-            self._unchanged = {row[0]: (row[1], row[2], row[3]) for row in found}
+            self._unchanged = {row[0]: row for row in found}
         return self._unchanged
 
     def put(self, file: str, stamp: Stamp, taken_ns: int, record: bytes) -> None:
