@@ -103,11 +103,12 @@ class SessionHistory:
             for info in list_sessions(
                 root, cwd=cwd, all_projects=True, agents=agents, cache=self.cache
             ):
-                real = info.path.resolve()
+                path = info.path
+                real = path.resolve()
                 # not one a symlink leads out of the roots; a file by its own name first
-                if self._under_roots(real) and (real not in seen or info.path == real):
+                if self._under_roots(real) and (real not in seen or path == real):
                     seen[real] = info
-        return sorted(seen.values(), key=lambda i: (i.modified, str(i.path)), reverse=True)
+        return sorted(seen.values(), key=lambda i: (i.modified, i.path_text), reverse=True)
 
     def search_sessions(
         self,
