@@ -83,6 +83,10 @@ class SessionInfo(msgspec.Struct, frozen=True, gc=False):
     problem: str | None = None  # why the file could not be read as a session
     agent: str = "pi"  # who wrote the file: pi, claude or codex (storage/foreign.py)
 
+    def __post_init__(self) -> None:
+        if self.path_text.__class__ is not str:  # a Path given where the text goes
+            msgspec.structs.force_setattr(self, "path_text", os.fspath(self.path_text))
+
     @property
     def path(self) -> Path:
         """The session file."""

@@ -44,8 +44,9 @@ SNIPPET_CHARS = 60
 
 class SearchHit(msgspec.Struct, frozen=True, gc=False):
     """One place a query was found. A frozen msgspec struct with its file's path as
-    text (``path_text``; ``path`` makes the Path), as listing.py's SessionInfo is and
-    for the same reason: a search may return hundreds of thousands of hits."""
+    text (``path_text``, as it was given; ``path`` makes the Path), as listing.py's
+    SessionInfo is and for the same reason: a search may return hundreds of thousands
+    of hits."""
 
     path_text: str
     session_id: str | None
@@ -54,6 +55,10 @@ class SearchHit(msgspec.Struct, frozen=True, gc=False):
     timestamp: str | None
     role: str  # "user", "assistant", "name"; with tools, "toolResult", "bashExecution"
     snippet: str
+
+    def __post_init__(self) -> None:
+        if self.path_text.__class__ is not str:  # a Path given where the text goes
+            msgspec.structs.force_setattr(self, "path_text", os.fspath(self.path_text))
 
     @property
     def path(self) -> Path:

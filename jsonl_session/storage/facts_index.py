@@ -78,17 +78,28 @@ def index_key(path: Path | str) -> str:
     """A file's key in an index: its absolute path (os.path.abspath's answer, without
     its cost for a path that is absolute and normal already, as a folder's files are)."""
     text = os.fspath(path)
-    if os.sep == "/" and text.startswith("/") and "/." not in text and "//" not in text:
+    normal = not any(map(text.__contains__, _ODD)) and not text.endswith(_ODD_ENDS)
+    if os.sep == "/" and text.startswith("/") and normal:
         return text
     return os.path.abspath(text)
+
+
+# What os.path.abspath changes in an absolute POSIX path: a doubled separator, a "."
+# or ".." between separators, or at the end, or a separator at the end. A dot that
+# starts a name (~/.pi, ~/.claude, where sessions live) it leaves alone.
+_ODD = ("//", "/./", "/../")
+_ODD_ENDS = ("/.", "/..", "/")
 
 
 def index_keys(files: Sequence[str]) -> list[str]:
     """`index_key` of each of ``files``: ``files`` themselves when every one is
     absolute and normal already, as a folder's files are (one test of them all)."""
-    joined = "\0" + "\0".join(files)  # (no path holds a NUL)
+    if os.sep != "/":
+        return [index_key(file) for file in files]
+    joined = "\0" + "\0".join(files) + "\0"  # (no path holds a NUL: stat refuses one)
     every_absolute = joined.count("\0/") == len(files)
-    if os.sep == "/" and every_absolute and "/." not in joined and "//" not in joined:
+    odd = [*_ODD, *(end + "\0" for end in _ODD_ENDS)]
+    if every_absolute and "\0\0" not in joined and not any(map(joined.__contains__, odd)):
         return files if isinstance(files, list) else list(files)
     return [index_key(file) for file in files]
 
@@ -171,10 +182,10 @@ class FactsIndex:
     def unchanged_each(self, files: Sequence[str]) -> Iterator[tuple[bytes, float] | None]:
         """For each of ``files`` (absolute paths), what `unchanged` answers for it,
         with the mtime of the stat it was given: its record and that mtime, or None
-        (no row the stat may answer for, and then no stat; a file gone; a changed
-        or damaged row), made as each is asked for. One loop with no call per file
-        but the stat: the warm path of a listing or search of many files, where a
-        call per step cost a third of a listing."""
+        (no row the stat may answer for, and then, with ``many``, no stat; a file
+        gone; a changed or damaged row), made as each is asked for. With ``many``,
+        one loop with no call per file but the stat: the warm path of a listing or
+        search of many files, where a call per step cost a third of a listing."""
         if not self._many:
             for file in files:
                 try:

@@ -32,7 +32,7 @@ from jsonl_session.catalog.listing import (
     list_sessions,
     session_info,
 )
-from jsonl_session.catalog.search import search_sessions
+from jsonl_session.catalog.search import SearchHit, search_sessions
 from jsonl_session.cli import app
 from jsonl_session.storage import facts_index
 from jsonl_session.storage.facts_index import index_key, index_keys
@@ -162,6 +162,27 @@ class TestPathsAsText:
         deep = [str(given / "a.jsonl"), str(given / "b.jsonl"), str(given / "deeper" / "c.jsonl")]
         assert files_of(given, True) == deep
         assert session_files(given) == [given / "a.jsonl", given / "b.jsonl"]
+
+    def test_paths_under_dot_folders_are_keyed_as_they_are(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # pi's sessions live under ~/.pi: a name that starts with a dot is normal
+        calls: list[str] = []
+        real = os.path.abspath
+        monkeypatch.setattr(os.path, "abspath", lambda p: calls.append(p) or real(p))
+        files = [f"/home/u/.pi/agent/sessions/--w--/s{number}.jsonl" for number in range(3)]
+        assert index_keys(files) == files and [index_key(file) for file in files] == files
+        assert calls == []
+        assert index_key("/home/u/.pi/./s.jsonl") == "/home/u/.pi/s.jsonl" and calls
+
+    def test_a_path_given_where_the_text_goes_is_kept_as_text(self) -> None:
+        moment = datetime(2025, 1, 1, tzinfo=UTC)
+        given = Path("/p/s.jsonl")
+        info = SessionInfo(given, None, "/", None, None, None, moment, 0, "")  # type: ignore[arg-type]
+        assert info.path_text == "/p/s.jsonl" and info.path == given
+        assert info == SessionInfo("/p/s.jsonl", None, "/", None, None, None, moment, 0, "")
+        hit = SearchHit(given, None, None, 1, None, "user", "s")  # type: ignore[arg-type]
+        assert hit.path_text == "/p/s.jsonl" and hit.to_dict()["path"] == "/p/s.jsonl"
 
     def test_index_keys_are_index_key_of_each(self, tmp_path: Path) -> None:
         normal = [f"/x/s{number}.jsonl" for number in range(5)]
