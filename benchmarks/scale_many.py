@@ -135,7 +135,7 @@ def bench_many(
     report.row("floor: list the folder + stat every file", f"{stat:.4f} s")
     answer = best_of(runs, lambda: stat_and_answer_all(folder))
     report.row(
-        "floor: list + stat + make each SessionInfo (path text, two datetimes)",
+        "floor: list + stat + make each SessionInfo (path text, times in ms)",
         f"{answer:.4f} s",
         f"{answer / stat:.2f}x stat",
     )

@@ -31,7 +31,6 @@ import msgspec
 
 from jsonl_session.catalog.finding import files_of, session_file_texts
 from jsonl_session.catalog.listing_facts import (
-    EPOCH,
     Facts,
     HeaderFacts,
     ListingRecord,
@@ -65,19 +64,23 @@ class SessionInfo(msgspec.Struct, frozen=True, gc=False):
 
     A listing makes one for each of up to hundreds of thousands of files, so it holds
     nothing the cyclic garbage collector tracks, and is not tracked itself: a frozen
-    msgspec struct with ``gc=False``, not a dataclass, and the file's path as text
-    (``path_text``, what ``str(path)`` gives), its Path made when ``path`` is asked
-    for. The collector's passes over 100,000 dataclasses, and over a Path and its
-    list of parts for each, took a third of a warm listing, and making the Paths a
-    tenth. Change a field with ``msgspec.structs.replace``."""
+    msgspec struct with ``gc=False``, not a dataclass, with the file's path as text
+    (``path_text``, what ``str(path)`` gives) and its times as milliseconds since
+    the epoch (``created_ms``, ``modified_ms``), the Path and the datetimes made when
+    ``path``, ``created`` and ``modified`` are asked for. The collector's passes over
+    100,000 dataclasses, and over a Path and its list of parts for each, took a third
+    of a warm listing, making the Paths a tenth, the datetimes another tenth. A time
+    is kept only when a datetime holds it (`_held`). Change a field with
+    ``msgspec.structs.replace``; a Path or datetimes given where the text and the
+    milliseconds go are kept as those."""
 
     path_text: str
     id: str | None
     cwd: str
     name: str | None
     parent_session: str | None
-    created: datetime | None
-    modified: datetime
+    created_ms: float | None
+    modified_ms: float
     message_count: int
     first_message: str
     problem: str | None = None  # why the file could not be read as a session
@@ -86,11 +89,25 @@ class SessionInfo(msgspec.Struct, frozen=True, gc=False):
     def __post_init__(self) -> None:
         if self.path_text.__class__ is not str:  # a Path given where the text goes
             msgspec.structs.force_setattr(self, "path_text", os.fspath(self.path_text))
+        for name in ("created_ms", "modified_ms"):
+            moment = getattr(self, name)
+            if isinstance(moment, datetime):  # a datetime given where its milliseconds go
+                msgspec.structs.force_setattr(self, name, moment.timestamp() * 1000)
 
     @property
     def path(self) -> Path:
         """The session file."""
         return Path(self.path_text)
+
+    @property
+    def created(self) -> datetime | None:
+        """When the header says the session began, if it says."""
+        return None if self.created_ms is None else _moment(self.created_ms / 1000, UTC)
+
+    @property
+    def modified(self) -> datetime:
+        """When the session last changed, by pi's rules (see the module docstring)."""
+        return _moment(self.modified_ms / 1000, UTC)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -273,14 +290,12 @@ def _foreign_info(path: str, data: bytes, mtime: float) -> SessionInfo | None:
 
 
 def _info(path: str, head: HeaderFacts, facts: Facts, mtime: float) -> SessionInfo:
-    created_ms, latest_ms = head.created_ms, facts.latest
-    try:  # kept_moment's work without its calls (this runs for each of 100,000 files)
-        created = None if created_ms is None else _moment(created_ms / 1000, UTC)
-        latest = _moment(latest_ms / 1000, UTC) if latest_ms is not None and latest_ms > 0 else None
-    except (OverflowError, ValueError, OSError):  # a time no datetime holds: none, as there
-        created = kept_moment(created_ms) if created_ms is not None else None
-        latest = kept_moment(latest_ms) if latest_ms is not None and latest_ms > 0 else None
-    modified = latest or created or from_ms(mtime * 1000) or EPOCH
+    created = head.created_ms
+    if created is not None and not _held(created):
+        created = None
+    modified = facts.latest
+    if modified is None or not modified > 0 or not _held(modified):
+        modified = created if created is not None else _file_time_ms(mtime)
     return SessionInfo(
         path,
         head.id,
@@ -295,10 +310,25 @@ def _info(path: str, head: HeaderFacts, facts: Facts, mtime: float) -> SessionIn
 
 
 _moment = datetime.fromtimestamp
+_SURELY_HELD_MS = 32_503_680_000_000
+"""Milliseconds from 0 up to this (the year 3000) make a datetime on every platform:
+the times of sessions, checked with two comparisons, not by making one."""
+
+
+def _held(ms: float) -> bool:
+    """Whether ``ms`` makes a datetime (kept_moment's test: times a row kept)."""
+    return 0 <= ms < _SURELY_HELD_MS or kept_moment(ms) is not None
+
+
+def _file_time_ms(mtime: float) -> float:
+    """A file's mtime in milliseconds when a listing shows it (from_ms's test), else
+    the epoch's."""
+    ms = mtime * 1000
+    return ms if from_ms(ms) is not None else 0.0
 
 
 def _broken(path: str, mtime: float | None, problem: str) -> SessionInfo:
-    moment = from_ms((mtime if mtime is not None else 0) * 1000) or EPOCH
+    moment = _file_time_ms(mtime if mtime is not None else 0)
     return SessionInfo(path, None, "", None, None, None, moment, 0, NO_MESSAGES, problem)
 
 
@@ -334,10 +364,10 @@ def _newest_first(infos: list[SessionInfo], files: list[str]) -> None:
         infos.reverse()
         infos.sort(key=_MODIFIED, reverse=True)  # (reverse=True keeps equal ones in order)
     else:
-        infos.sort(key=lambda info: (info.modified, info.path_text), reverse=True)
+        infos.sort(key=lambda info: (info.modified_ms, info.path_text), reverse=True)
 
 
-_MODIFIED = attrgetter("modified")
+_MODIFIED = attrgetter("modified_ms")
 
 
 def _described(

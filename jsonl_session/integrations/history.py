@@ -108,7 +108,7 @@ class SessionHistory:
                 # not one a symlink leads out of the roots; a file by its own name first
                 if self._under_roots(real) and (real not in seen or path == real):
                     seen[real] = info
-        return sorted(seen.values(), key=lambda i: (i.modified, i.path_text), reverse=True)
+        return sorted(seen.values(), key=lambda i: (i.modified_ms, i.path_text), reverse=True)
 
     def search_sessions(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import pickle
 import random
@@ -32,6 +33,7 @@ from jsonl_session.catalog.listing import (
     list_sessions,
     session_info,
 )
+from jsonl_session.catalog.listing_facts import EPOCH, Facts, HeaderFacts, from_ms, kept_moment
 from jsonl_session.catalog.search import SearchHit, search_sessions
 from jsonl_session.cli import app
 from jsonl_session.storage import facts_index
@@ -392,6 +394,39 @@ class TestListCommand:
         assert done.exit_code == 0
         (hit,) = json.loads(done.stdout)
         assert hit["path"] == str(path) and hit["entryId"] == "a3" and hit["line"] == 4
+
+
+class TestTimesAsMilliseconds:
+    """A SessionInfo keeps its times as milliseconds, kept only when a datetime holds
+    them, and makes the datetimes when asked: the ones making them at once gave."""
+
+    def test_the_times_are_those_made_at_once(self) -> None:
+        def at_once(created_ms: float | None, latest_ms: float | None, mtime: float) -> Any:
+            # what the listing made before it kept milliseconds
+            created = kept_moment(created_ms) if created_ms is not None else None
+            latest = kept_moment(latest_ms) if latest_ms is not None and latest_ms > 0 else None
+            return created, latest or created or from_ms(mtime * 1000) or EPOCH
+
+        odd = [
+            None, 0.0, -1.0, 1.5, 1.7e12 + 0.0004, 1.7e12, 32_503_680_000_000.0,
+            32_503_679_999_999.9, 253_402_300_799_999.0, 253_402_300_800_000.0,
+            -62_135_596_800_000.0, -62_135_596_800_001.0, 1e300, -1e300, math.inf,
+            -math.inf, math.nan, 8.64e15, 8.64e15 + 1,
+        ]  # fmt: skip
+        mtimes = [0.0, 1.7e9 + 0.123456789, -5.0, 1e15]
+        for created_ms in odd:
+            for latest_ms in odd:
+                for mtime in mtimes:
+                    head = HeaderFacts(None, "/", None, created_ms)
+                    info = listing._info("/s.jsonl", head, Facts(1, latest_ms), mtime)
+                    expected = at_once(created_ms, latest_ms, mtime)
+                    assert (info.created, info.modified) == expected, (created_ms, latest_ms)
+
+    def test_datetimes_given_where_the_milliseconds_go_are_kept_as_those(self) -> None:
+        moment = datetime(2025, 1, 2, 3, 4, 5, 6000, tzinfo=UTC)
+        info = SessionInfo("/p/s.jsonl", None, "/", None, None, moment, moment, 0, "")  # type: ignore[arg-type]
+        assert info.created_ms == info.modified_ms == moment.timestamp() * 1000
+        assert info.created == info.modified == moment
 
 
 class TestTimesNoClockHolds:
