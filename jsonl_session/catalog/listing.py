@@ -22,7 +22,7 @@ import io
 import os
 import zlib
 from collections.abc import Callable, Collection
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ import msgspec
 
 from jsonl_session.catalog.finding import files_of, session_file_texts
 from jsonl_session.catalog.listing_facts import (
+    EPOCH,
     Facts,
     HeaderFacts,
     ListingRecord,
@@ -92,7 +93,7 @@ class SessionInfo(msgspec.Struct, frozen=True, gc=False):
         for name in ("created_ms", "modified_ms"):
             moment = getattr(self, name)
             if isinstance(moment, datetime):  # a datetime given where its milliseconds go
-                msgspec.structs.force_setattr(self, name, moment.timestamp() * 1000)
+                msgspec.structs.force_setattr(self, name, _ms_of(moment))
 
     @property
     def path(self) -> Path:
@@ -123,6 +124,16 @@ class SessionInfo(msgspec.Struct, frozen=True, gc=False):
             "problem": self.problem,
             "agent": self.agent,
         }
+
+
+def _ms_of(moment: datetime) -> float:
+    """``moment``'s milliseconds since the epoch, exact (``timestamp() * 1000`` is not:
+    2038-03-31T23:43:03.951 gives ...951.0002); a naive one is local time."""
+    aware = moment if moment.tzinfo is not None else moment.astimezone()
+    return (aware - EPOCH) / _ONE_MS
+
+
+_ONE_MS = timedelta(milliseconds=1)
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -422,11 +422,21 @@ class TestTimesAsMilliseconds:
                     expected = at_once(created_ms, latest_ms, mtime)
                     assert (info.created, info.modified) == expected, (created_ms, latest_ms)
 
-    def test_datetimes_given_where_the_milliseconds_go_are_kept_as_those(self) -> None:
-        moment = datetime(2025, 1, 2, 3, 4, 5, 6000, tzinfo=UTC)
+    @pytest.mark.parametrize(
+        "moment",
+        [
+            datetime(2025, 1, 2, 3, 4, 5, 6000, tzinfo=UTC),
+            datetime(2038, 3, 31, 23, 43, 3, 951000, tzinfo=UTC),
+        ],
+    )
+    def test_datetimes_given_where_the_milliseconds_go_are_kept_as_those(
+        self, moment: datetime
+    ) -> None:
         info = SessionInfo("/p/s.jsonl", None, "/", None, None, moment, moment, 0, "")  # type: ignore[arg-type]
-        assert info.created_ms == info.modified_ms == moment.timestamp() * 1000
+        whole_ms = round(moment.timestamp() * 1000)
+        assert info.created_ms == info.modified_ms == whole_ms  # exact, not timestamp() * 1000
         assert info.created == info.modified == moment
+        assert info == SessionInfo("/p/s.jsonl", None, "/", None, None, whole_ms, whole_ms, 0, "")
 
 
 class TestTimesNoClockHolds:
