@@ -172,25 +172,21 @@ def _index(cache: CacheOption, *, many: bool = True) -> FactsIndex | None:
 def _describe(file_path: str, index: FactsIndex | None) -> SessionInfo:
     key = index_key(file_path)
     if index is not None:
-        known = _from_index(file_path, key, index)
+        (answer,) = index.unchanged_each([key])
+        known = _answered(file_path, answer) if answer is not None else None
         if known is not None:
             return known
     return _read_and_describe(file_path, key, index)
 
 
-def _from_index(file_path: str, key: str, index: FactsIndex) -> SessionInfo | None:
-    """The file described from its row, when its stat shows it unchanged; else None."""
-    if not index.answers_on_stat(key):
-        return None
-    try:
-        now = os.stat(key)
-    except OSError:
-        return None  # described when read, with the reason
-    unchanged = index.unchanged(key, now)
-    record = _decoded(unchanged) if unchanged is not None else None
+def _answered(file_path: str, answer: tuple[bytes, float]) -> SessionInfo | None:
+    """The file described from the record its row answered with on its stat (with
+    that stat's mtime: `FactsIndex.unchanged_each`); None for a record that does not
+    decode (its file is read)."""
+    record = _decoded(answer[0])
     if record is None:
         return None
-    return _info(file_path, record.header, record.facts, now.st_mtime)
+    return _info(file_path, record.header, record.facts, answer[1])
 
 
 def _read_and_describe(file_path: str, key: str, index: FactsIndex | None) -> SessionInfo:
@@ -392,18 +388,13 @@ def _described(
     to_read: list[int] = []
     try:
         if index is not None:
-            decode = _record_decoder.decode  # (`_decoded` without its call)
             answers = index.unchanged_each(index_keys(files))
             for at, (path, answer) in enumerate(zip(files, answers, strict=True)):
-                if answer is None:
+                known = _answered(path, answer) if answer is not None else None
+                if known is None:
                     to_read.append(at)
                     continue
-                try:
-                    record: ListingRecord = decode(answer[0])
-                except (msgspec.MsgspecError, TypeError, ValueError):  # a damaged row
-                    to_read.append(at)
-                    continue
-                described[at] = _info(path, record.header, record.facts, answer[1])
+                described[at] = known
                 done += 1
                 if progress is not None:
                     progress(done, len(files))
@@ -440,8 +431,7 @@ def _describe_run(
     run: tuple[Path | None, list[str]],
 ) -> tuple[list[tuple[Any, ...]], PendingRows]:
     """In a worker: the files of a run described (each SessionInfo's fields but its
-    path, which the caller has: a Path and a SessionInfo cost more to pickle than the
-    rest), and the rows to keep for them."""
+    path, which the caller has), and the rows to keep for them."""
     root, paths = run
     index = FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=False) if root else None
     infos = [_fields_after_path(_read_and_describe(path, index_key(path), index)) for path in paths]

@@ -175,7 +175,7 @@ def _file_hits(
     first see if they answer on the file's stat)."""
     try:
         if indexes is not None and trust:
-            trusted = _trusted_texts(path, indexes)
+            trusted = next(_trusted_all([index_key(path)], indexes))
             if trusted is not None:  # unchanged since kept: not even opened
                 yield from _with_ids(path, list(_hits(wanted, path, *trusted)))
                 return
@@ -200,11 +200,13 @@ def _file_hits(
 def _trusted_all(
     keys: list[str], indexes: list[FactsIndex]
 ) -> Iterator[tuple[str | None, list[SearchText]] | None]:
-    """`_trusted_texts` of each file of ``keys`` (their index keys), its rows read
-    already (`FactsIndex.read_rows_of`), one file at a time as asked for (its texts
-    searched while they are in the processor's caches: a window's decoded first took
-    longer). With two indexes each stats the file: the rows of both were stamped on
-    one stat, so both answer only for a file as it was then."""
+    """The texts of each file of ``keys`` (their index keys) from its rows, when each
+    is trusted on the file's stat (facts_index.py) and covers the whole file; else
+    None. Its rows are read already when many (`FactsIndex.read_rows_of`). One file
+    at a time as asked for (its texts searched while they are in the processor's
+    caches: a window's decoded first took longer). With two indexes each stats the
+    file: the rows of both were stamped on one stat, so both answer only for a file
+    as it was then."""
     answers = [index.unchanged_each(keys) for index in indexes]
     for kept in zip(*answers, strict=True):
         yield _texts_of([_decoded(answer[0]) if answer is not None else None for answer in kept])
@@ -219,23 +221,6 @@ def _texts_of(records: list[_SearchRecord | None]) -> tuple[str | None, list[Sea
         return kept[0].session_id, kept[0].texts  # kept in line order
     texts = sorted((text for record in kept for text in record.texts), key=lambda text: text.line)
     return kept[0].session_id, texts
-
-
-def _trusted_texts(
-    path: str, indexes: list[FactsIndex]
-) -> tuple[str | None, list[SearchText]] | None:
-    """The texts of ``path`` from its rows when each is trusted on the file's times
-    (facts_index.py) and covers the whole file; else None."""
-    key = index_key(path)
-    info = os.stat(key)
-    records: list[_SearchRecord | None] = []
-    for index in indexes:
-        kept = index.unchanged(key, info)
-        record = _decoded(kept) if kept is not None else None
-        if record is None:
-            return None
-        records.append(record)
-    return _texts_of(records)
 
 
 def search_bytes(

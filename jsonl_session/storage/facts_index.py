@@ -104,16 +104,11 @@ def index_keys(files: Sequence[str]) -> list[str]:
     return [index_key(file) for file in files]
 
 
-def _seen_as(info: os.stat_result) -> str:
-    """A file's device, inode, size, mtime and ctime in one text: a row's ``unchanged``
-    column, compared with the file's stat in one step (text, as an inode may not fit
-    SQLite's signed 64-bit integers)."""
-    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-
-
 def _unchanged_candidate(mark: Stamp, stamp: bytes, record: bytes) -> str | None:
-    """What `_seen_as` gives for the file a row describes, and the row's own check
-    (`_row_check`), when the row covers the whole file; else None. It becomes the
+    """The file's device, inode, size, mtime and ctime as a row describes them, and
+    the row's own check (`_row_check`), in one text, when the row covers the whole
+    file (text, as an inode may not fit SQLite's signed 64-bit integers); else
+    None. It becomes the
     row's `unchanged` column if the file had been quiet before the stamp (`save`
     decides: the process that writes the rows), else that column is NULL (the row is
     then checked against the file's bytes). A Stamp holds the stat's fields by the
@@ -122,6 +117,18 @@ def _unchanged_candidate(mark: Stamp, stamp: bytes, record: bytes) -> str | None
         return None
     seen = f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
     return f"{seen}:{_row_check(stamp, record)}"
+
+
+def _record_if_unchanged(row: tuple[Any, ...], info: os.stat_result) -> bytes | None:
+    """The record of ``row`` (file, ``unchanged`` column, stamp, record, as read) when
+    that column is what `_unchanged_candidate` made of a file stat'ed as ``info`` and
+    of this very stamp and record; else None (a changed file, or a damaged row: its
+    file is read). One comparison, a column that is not text comparing unequal."""
+    _, unchanged, stamp, record = row
+    if stamp.__class__ is not bytes or record.__class__ is not bytes:
+        return None
+    seen = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+    return record if unchanged == f"{seen}:{_row_check(stamp, record)}" else None
 
 
 def _row_check(stamp: bytes, record: bytes) -> int:
@@ -167,17 +174,7 @@ class FactsIndex:
                 file,
             )
             kept = found[0] if found else None
-        if kept is None:
-            return None
-        _, unchanged, stamp, record = kept
-        seen = _seen_as(info)
-        if not (isinstance(unchanged, str) and unchanged.startswith(seen)):
-            return None
-        if not (isinstance(stamp, bytes) and isinstance(record, bytes)):
-            return None  # a damaged row: its file is read
-        if unchanged != f"{seen}:{_row_check(stamp, record)}":
-            return None
-        return record
+        return _record_if_unchanged(kept, info) if kept is not None else None
 
     def unchanged_each(self, files: Sequence[str]) -> Iterator[tuple[bytes, float] | None]:
         """For each of ``files`` (absolute paths), what `unchanged` answers for it,
@@ -198,36 +195,18 @@ class FactsIndex:
             return
         take = self._known().pop  # handed over once: not held twice
         stat = os.stat
-        crc32 = zlib.crc32
         for file in files:
             kept = take(file, None)
             if kept is None:
-                yield None
+                yield None  # (a first listing stats none)
                 continue
             try:
                 info = stat(file)
             except OSError:
                 yield None  # described when read, with the reason
                 continue
-            _, unchanged, stamp, record = kept
-            # `unchanged`'s test in one comparison: `_seen_as` and `_row_check`
-            # written out (a column that is not text compares unequal)
-            if (
-                stamp.__class__ is bytes
-                and record.__class__ is bytes
-                and unchanged
-                == f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:"
-                f"{info.st_ctime_ns}:{crc32(record, crc32(stamp))}"
-            ):
-                yield record, info.st_mtime
-            else:
-                yield None
-
-    def answers_on_stat(self, file: str) -> bool:
-        """Whether `unchanged` may answer for ``file``: with ``many``, whether it has
-        a row trusted on its stat (those read, as `unchanged` reads them), so that a
-        file without one is not stat'ed for nothing (a first listing stats none)."""
-        return not self._many or file in self._known()
+            record = _record_if_unchanged(kept, info)
+            yield (record, info.st_mtime) if record is not None else None
 
     def may_know(self, file: str) -> bool:
         """Whether ``file`` has a row that `unchanged` may answer with (its file's
