@@ -10,10 +10,12 @@ import inspect
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -261,6 +263,22 @@ def stat_and_answer_all(folder: Path) -> list[Any]:
         )
     answers.sort(key=lambda answer: (answer.modified_ms, answer.path_text), reverse=True)
     return answers
+
+
+def read_kept_all(folder: Path, index: Path, word: bytes) -> int:
+    """The floor of a warm search that keeps texts (catalog/search.py): stat every
+    file, read every row's kept texts from the search ``index`` (500 at a time, as the
+    search reads them), check each (a CRC-32 of its bytes, as the row's check makes)
+    and look for ``word`` in its bytes lower-cased. How many may hold it."""
+    stat_all(folder)
+    held = 0
+    with contextlib.closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT record FROM records")
+        while part := rows.fetchmany(500):
+            for (record,) in part:
+                zlib.crc32(record)
+                held += record.lower().find(word) >= 0
+    return held
 
 
 def split_all(files: Iterable[Path]) -> None:

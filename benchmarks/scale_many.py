@@ -25,6 +25,7 @@ from scale_kit import (
     cli,
     peak_rss,
     python,
+    read_kept_all,
     stat_all,
     stat_and_answer_all,
 )
@@ -186,6 +187,7 @@ def bench_many(
             report.target(
                 f"{verb} warm / orjson decode-all", warm / decode, 0.02, note.strip(), unit="%"
             )
+    bench_warm_search(report, folder, files, cache_dir, stat, runs)
 
     # The commands, each run in a fresh process as a user runs them.
     started = attempt(report, "the CLI starting (--version)", lambda: cli(runs, "--version"))
@@ -225,3 +227,43 @@ def bench_many(
             report.target(f"{verb} (CLI) first run with cache / no cache", ratio, 1.3)
     shutil.rmtree(folder)
     clear()
+
+
+ABSENT_WORD = "quokka"  # in no generated session (their words: generate.py's _WORD_TEXT)
+
+
+def bench_warm_search(
+    report: Report, folder: Path, files: list[Path], cache_dir: Path, stat: float, runs: int
+) -> None:
+    """A warm search for a word in no session (as most searches for a name or an error
+    find few), beside the floor of any warm search that keeps texts: stat every file,
+    read every kept text from the index, check each row's bytes (a CRC-32) and look
+    for the word in them (lower-cased, one find)."""
+    from generate import SEARCH_WORD
+
+    from jsonl_session.catalog.search import search_sessions
+
+    def do_search(word: str) -> int:
+        return len(list(search_sessions(word, files, cache=True)))
+
+    if do_search(SEARCH_WORD) == 0 or do_search(ABSENT_WORD):  # (the cache made warm)
+        raise RuntimeError(f"'{SEARCH_WORD}' should be found and '{ABSENT_WORD}' not")
+    index = next(cache_dir.glob("search-*.sqlite"), None)
+    if index is None:
+        report.row("warm search for a word in no session", "no index", NO_CACHE)
+        return
+    word = ABSENT_WORD.encode()
+    floor = best_of(runs, lambda: read_kept_all(folder, index, word))
+    report.row(
+        f"floor: stat + read the kept texts + check + look for '{ABSENT_WORD}'",
+        f"{floor:.4f} s",
+        f"{floor / stat:.2f}x stat",
+    )
+    warm = best_of(runs, lambda: do_search(ABSENT_WORD))
+    report.timed(
+        f"search_sessions '{ABSENT_WORD}' (no hits), warm cache",
+        warm,
+        f"  {warm / floor:.2f}x floor",
+    )
+    report.target("search_sessions warm, a word in no session / stat", warm / stat, 3)
+    report.target("search_sessions warm, a word in no session / its floor", warm / floor, 1.5)

@@ -18,13 +18,21 @@ from __future__ import annotations
 import itertools
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
+from jsonl_session.catalog.search_kept import (
+    KeptPlace,
+    KeptTexts,
+    Sieve,
+    kept_search_texts,
+    record_of,
+    texts_of,
+)
 from jsonl_session.catalog.search_texts import (
     SearchText,
     foreign_texts,
@@ -77,12 +85,6 @@ class SearchHit(msgspec.Struct, frozen=True, gc=False):
         }
 
 
-class _SearchRecord(msgspec.Struct, array_like=True):
-    session_id: str | None
-    texts: list[SearchText]
-    next_number: int
-
-
 def search_sessions(
     query: str,
     files: Iterable[Path | str],
@@ -103,8 +105,9 @@ def search_sessions(
     return hits if limit is None else itertools.islice(hits, limit)
 
 
-# 1 was one record file per session and kind; 2 kept no column for the warm path
-_RECORD_VERSION = 3
+# 1 was one record file per session and kind; 2 kept no column for the warm path; 3
+# kept each text as a msgpack value (a warm search decoded them all: search_kept.py)
+_RECORD_VERSION = 4
 _WINDOW = 500  # files whose kept texts are read at once (and held: a window's, not all)
 
 
@@ -115,6 +118,7 @@ def _search(
     indexes = _indexes(root, tools, many=True)
     paths = [os.fspath(file) for file in files]  # (a hit holds its file's path as text)
     wanted = Wanted.of(query)
+    sieve = wanted.sieve()
     try:
         count = 1 if workers == 1 else worker_count(workers, _to_read(paths, indexes))
         if count == 1:
@@ -126,11 +130,11 @@ def _search(
                 keys = index_keys(run)
                 for index in indexes:
                     index.read_rows_of(keys)
-                for path, trusted in zip(run, _trusted_all(keys, indexes), strict=True):
+                for path, trusted in zip(run, _trusted_all(keys, indexes, sieve), strict=True):
                     if trusted is None:  # read (its rows were asked for already)
                         yield from _file_hits(wanted, path, tools, indexes, trust=False)
-                    else:
-                        yield from _with_ids(path, list(_hits(wanted, path, *trusted)))
+                    elif trusted[1]:  # (no text that may hold it: most files, most queries)
+                        yield from _with_ids(path, list(_place_hits(wanted, path, *trusted)))
             return
         runs = [(wanted, tools, root, list(run)) for run in runs_of(paths)]
         for hits, rows in in_order(_search_run, runs, count):
@@ -175,9 +179,9 @@ def _file_hits(
     first see if they answer on the file's stat)."""
     try:
         if indexes is not None and trust:
-            trusted = next(_trusted_all([index_key(path)], indexes))
+            trusted = next(_trusted_all([index_key(path)], indexes, wanted.sieve()))
             if trusted is not None:  # unchanged since kept: not even opened
-                yield from _with_ids(path, list(_hits(wanted, path, *trusted)))
+                yield from _with_ids(path, list(_place_hits(wanted, path, *trusted)))
                 return
         foreign = foreign_texts(Path(path), tools)
         if foreign is not None:  # another agent's file: searched as read, never cached
@@ -198,29 +202,19 @@ def _file_hits(
 
 
 def _trusted_all(
-    keys: list[str], indexes: list[FactsIndex]
-) -> Iterator[tuple[str | None, list[SearchText]] | None]:
+    keys: list[str], indexes: list[FactsIndex], sieve: Sieve
+) -> Iterator[KeptTexts | None]:
     """The texts of each file of ``keys`` (their index keys) from its rows, when each
     is trusted on the file's stat (facts_index.py) and covers the whole file; else
-    None. Its rows are read already when many (`FactsIndex.read_rows_of`). One file
-    at a time as asked for (its texts searched while they are in the processor's
-    caches: a window's decoded first took longer). With two indexes each stats the
-    file: the rows of both were stamped on one stat, so both answer only for a file
-    as it was then."""
+    None. None of them when the ``sieve`` finds that none may hold the query. Its rows
+    are read already when many (`FactsIndex.read_rows_of`). One file at a time as
+    asked for (its texts searched while they are in the processor's caches: a
+    window's decoded first took longer). With two indexes each stats the file: the
+    rows of both were stamped on one stat, so both answer only for a file as it was
+    then."""
     answers = [index.unchanged_each(keys) for index in indexes]
     for kept in zip(*answers, strict=True):
-        yield _texts_of([_decoded(answer[0]) if answer is not None else None for answer in kept])
-
-
-def _texts_of(records: list[_SearchRecord | None]) -> tuple[str | None, list[SearchText]] | None:
-    """The texts of a file from its records, one from each index (None if one is)."""
-    kept = [record for record in records if record is not None]
-    if not kept or len(kept) < len(records):
-        return None
-    if len(kept) == 1:
-        return kept[0].session_id, kept[0].texts  # kept in line order
-    texts = sorted((text for record in kept for text in record.texts), key=lambda text: text.line)
-    return kept[0].session_id, texts
+        yield texts_of([answer[0] if answer is not None else None for answer in kept], sieve)
 
 
 def search_bytes(
@@ -266,24 +260,18 @@ def _with_ids(path: str, hits: list[SearchHit]) -> list[SearchHit]:
     ]
 
 
-_record_encoder = msgspec.msgpack.Encoder()
-_record_decoder = msgspec.msgpack.Decoder(_SearchRecord)
-
-
-def _decoded(record: bytes) -> _SearchRecord | None:
+def _keep(
+    index: FactsIndex,
+    key: str,
+    mark: Stamp,
+    taken: int,
+    kept: tuple[str | None, list[SearchText], int],
+) -> None:
     try:
-        decoded: _SearchRecord = _record_decoder.decode(record)
-    except (msgspec.MsgspecError, TypeError, ValueError):
-        return None  # a damaged row: the file is read
-    return decoded
-
-
-def _keep(index: FactsIndex, key: str, mark: Stamp, taken: int, record: _SearchRecord) -> None:
-    try:
-        encoded = _record_encoder.encode(record)
+        record = record_of(*kept)
     except RECORD_ENCODING_ERRORS:  # a lone surrogate: that file is read each time
         return
-    index.put(key, mark, taken, encoded)
+    index.put(key, mark, taken, record)
 
 
 def _cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None, list[SearchText]]:
@@ -291,7 +279,7 @@ def _cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None
     output (an index of its own), else the messages and names."""
     key = os.path.abspath(path)
     row = index.get(key)
-    kept = _decoded(row.record) if row is not None else None
+    kept = kept_search_texts(row.record) if row is not None else None
     with open(path, "rb") as handle:
         fd = handle.fileno()
         taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
@@ -305,54 +293,74 @@ def _cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None
             cut = max(start, data.rfind(b"\n") + 1)
             texts = searchable_texts(data[start:cut], start, header.number + 1, tools=tools)
             next_number = header.number + 1 + count_newlines(data, start, cut)
-            record = _SearchRecord(session_id, texts, next_number)
             if header.terminated:  # a header without its newline may still grow
                 crc = summed(data, cut)
-                _keep(index, key, stamp(fd, cut, crc, before, data), taken, record)
+                mark = stamp(fd, cut, crc, before, data)
+                _keep(index, key, mark, taken, (session_id, texts, next_number))
         else:
-            record = kept
+            session_id, texts, next_number = kept
             covered = row.stamp.covered
             handle.seek(covered)
             data = handle.read()
             cut = data.rfind(b"\n") + 1
-            added = searchable_texts(data[:cut], covered, record.next_number, tools=tools)
-            next_number = record.next_number + count_newlines(data, 0, cut)
-            record = _SearchRecord(record.session_id, record.texts + added, next_number)
+            texts = texts + searchable_texts(data[:cut], covered, next_number, tools=tools)
+            next_number += count_newlines(data, 0, cut)
             crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
             # stamped anew even when nothing was added: once quiet, a stat will do
-            _keep(index, key, stamp(fd, covered + cut, crc, before), taken, record)
-    tail = searchable_texts(data[cut:], -1, record.next_number, tools=tools)
-    return record.session_id, record.texts + tail
+            mark = stamp(fd, covered + cut, crc, before)
+            _keep(index, key, mark, taken, (session_id, texts, next_number))
+    tail = searchable_texts(data[cut:], -1, next_number, tools=tools)
+    return session_id, texts + tail
 
 
 def _hits(
     wanted: Wanted, path: str, session_id: str | None, texts: list[SearchText]
 ) -> Iterator[SearchHit]:
+    return _place_hits(wanted, path, session_id, texts, [text.text for text in texts])
+
+
+def _place_hits(
+    wanted: Wanted,
+    path: str,
+    session_id: str | None,
+    places: Sequence[KeptPlace | SearchText],
+    bodies: list[str],
+) -> Iterator[SearchHit]:
+    """The hits in a file's texts, each given as its place and its text."""
     needle, probe, length = wanted.needle, wanted.probe, len(wanted.query)
-    for text in texts:
-        body = text.text
+    for place, body in zip(places, bodies, strict=True):
         if probe is not None and probe[0] not in body and probe[1] not in body:
             continue  # it cannot hold the needle: not lower-cased to be sure
         at = body.lower().find(needle)
         if at >= 0:
             snippet = _snippet(body, at, length)
-            yield SearchHit(
-                path, session_id, text.entry_id, text.line, text.timestamp, text.role, snippet
-            )
+            entry_id, timestamp = place.entry_id, place.timestamp
+            yield SearchHit(path, session_id, entry_id, place.line, timestamp, place.role, snippet)
 
 
 class Wanted(msgspec.Struct, frozen=True):
     """A query as a search looks for it, worked out once for all the files: lower-cased,
-    and the letter a text must hold to hold it (`probe`)."""
+    the letter a text must hold to hold it (`probe`), and both as UTF-8 for a query of
+    ASCII (looked for in kept texts' bytes: search_kept.py)."""
 
     query: str
     needle: str
     probe: tuple[str, str] | None
+    ascii_needle: bytes | None
+    ascii_probe: tuple[bytes, bytes] | None
 
     @classmethod
     def of(cls, query: str) -> Wanted:
         needle = query.lower()
-        return cls(query, needle, _probe(needle))
+        probe = _probe(needle)
+        if not needle.isascii():
+            return cls(query, needle, probe, None, None)
+        in_bytes = (probe[0].encode(), probe[1].encode()) if probe is not None else None
+        return cls(query, needle, probe, needle.encode(), in_bytes)
+
+    def sieve(self) -> Sieve:
+        """What passes over kept texts that cannot hold it, for one search."""
+        return Sieve(self.ascii_needle, self.ascii_probe)
 
 
 _LETTERS_RAREST_FIRST = "zqxjvbpygfwmucldrhsnoate"  # no "i" or "k": see _probe
@@ -375,5 +383,9 @@ def _probe(needle: str) -> tuple[str, str] | None:
 def _snippet(text: str, at: int, length: int) -> str:
     start = max(0, at - SNIPPET_CHARS)
     end = min(len(text), at + length + SNIPPET_CHARS)
-    middle = " ".join(text[start:end].split())
+    middle = text[start:end]
+    # Only U+0020 is both printable and white space: such a stretch with no two spaces
+    # together and none at an end is what splitting and joining would give back.
+    if not middle.isprintable() or "  " in middle or middle[:1] == " " or middle[-1:] == " ":
+        middle = " ".join(middle.split())
     return ("…" if start > 0 else "") + middle + ("…" if end < len(text) else "")

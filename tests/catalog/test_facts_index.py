@@ -20,7 +20,7 @@ import pytest
 from helpers_large import generate
 
 from jsonl_session import list_sessions
-from jsonl_session.catalog import listing, search
+from jsonl_session.catalog import listing, search, search_kept
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage import facts_index
 from jsonl_session.storage.stamps import (
@@ -268,7 +268,7 @@ def test_a_first_search_writes_its_records_as_it_goes_and_finds_the_same(
     assert expected
     assert searched(sessions, cache) == expected
     assert saves.count(1) == len(list(sessions.glob("*.jsonl")))  # one at a time
-    with contextlib.closing(sqlite3.connect(cache / "search-3.sqlite")) as db:
+    with contextlib.closing(sqlite3.connect(cache / "search-4.sqlite")) as db:
         assert db.execute("SELECT count(*) FROM records").fetchone()[0] == saves.count(1)
     assert searched(sessions, cache) == expected
 
@@ -316,7 +316,7 @@ def test_a_warm_search_holds_the_texts_of_one_window_of_files(
 
 
 @pytest.mark.usefixtures("quiet_at_once")
-@pytest.mark.parametrize("kind", ["listing-5", "search-3"])
+@pytest.mark.parametrize("kind", ["listing-5", "search-4"])
 @pytest.mark.parametrize("damage", ["another row's record", "a damaged stamp"])
 def test_a_row_trusted_on_its_times_is_not_trusted_with_a_record_or_stamp_not_its_own(
     sessions: Path, tmp_path: Path, kind: str, damage: str
@@ -514,3 +514,44 @@ class TestUnchangedEach:
             index.save()
         assert files[3] not in stated and files[12] not in stated
         assert files[0] in stated and files[2] in stated
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+def test_a_warm_search_for_a_word_in_no_file_decodes_no_kept_texts(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    files = sorted(sessions.glob("*.jsonl"))
+    assert searched(sessions, cache) == searched(sessions, False)  # the rows kept
+    decoded: list[bytes] = []
+    real_kept_texts = search_kept.kept_texts
+
+    def counting(record: bytes) -> Any:
+        decoded.append(record)
+        return real_kept_texts(record)
+
+    monkeypatch.setattr(search_kept, "kept_texts", counting)
+    assert list(search_sessions("quokka", files, cache=cache)) == []
+    assert decoded == []
+    assert searched(sessions, cache) == searched(sessions, False)
+    assert len(decoded) == len(files)  # each holds the word searched for before
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+def test_a_warm_search_for_a_word_in_most_files_stops_looking_through_their_bytes_first(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    expected = searched(sessions, False)
+    assert searched(sessions, cache) == expected  # the rows kept
+    looked: list[bytes] = []
+    real_may_hold = search_kept.may_hold
+
+    def counting(record: bytes, needle: bytes, probe: Any) -> bool:
+        looked.append(record)
+        return real_may_hold(record, needle, probe)
+
+    monkeypatch.setattr(search_kept, "may_hold", counting)
+    monkeypatch.setattr(search_kept.Sieve, "TRIAL", 3)
+    assert searched(sessions, cache) == expected
+    assert len(looked) == 3  # and then the others were decoded straight away

@@ -34,7 +34,7 @@ from jsonl_session.catalog.listing import latest_session, list_sessions, session
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage.paths import session_dir_for
 
-KINDS = {"listing": 5, "search": 3}  # each kind of record and its layout version
+KINDS = {"listing": 5, "search": 4}  # each kind of record and its layout version
 NEW_MS = 1_950_000_000_000  # 2031: later than every message in the folder
 QUERIES = ("parser", "zebracorn", "ZebraCorn", 'say "hi"', "back\\slash", "é", "Renamed plan")
 APPEND_CODE = """

@@ -235,7 +235,7 @@ def test_a_changed_file_answers_as_without_cache(
     Session.open(big)
     assert {r.parent.name for r in records_in(own_cache_folder)} >= {"index-3"}
     assert (own_cache_folder / "listing-5.sqlite").exists()
-    assert (own_cache_folder / "search-3.sqlite").exists()
+    assert (own_cache_folder / "search-4.sqlite").exists()
     before = library_view(big, False)
     CHANGES[change](big)
     assert library_view(big, False) != before  # the change shows
