@@ -59,6 +59,8 @@ with open(path, "ab") as f:
 #   decode-each FILE         the same, each decoded line let go at once
 #   open|context|tree|stats|stats-spread FILE on|off   Session.open (cache on or off),
 #                            then that call (stats-spread: token_breakdown(workers=None))
+#   list FOLDER | search FOLDER WORD   list_sessions / search_sessions of its files
+#                            (found before the clock starts), with the cache
 MEASURE = r"""
 import inspect, json, resource, subprocess, sys, time
 from pathlib import Path
@@ -89,6 +91,18 @@ elif what in ("split", "decode", "decode-each"):
             if line:
                 orjson.loads(line)
     result = {"seconds": time.perf_counter() - start, "base": base, "peak": peak()}
+elif what in ("list", "search"):
+    from jsonl_session import list_sessions, search_sessions, session_file_texts
+    base = peak()
+    folder = Path(args[0])
+    files = session_file_texts(folder) if what == "search" else []
+    start = time.perf_counter()
+    if what == "list":
+        found = len(list_sessions(folder))
+    else:
+        found = sum(1 for _ in search_sessions(args[1], files))
+    result = {"seconds": time.perf_counter() - start, "base": base, "peak": peak()}
+    result["found"] = found
 else:
     from jsonl_session import Session
     options = {}

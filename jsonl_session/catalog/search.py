@@ -6,8 +6,10 @@ Substring search, case-insensitive (str.lower on both sides). A line is decoded
 only when its bytes could hold the query (for an ASCII query, its lower-cased bytes
 must contain it), so a search costs little more than reading the files. Which files
 to search is listing.py's job; this module reads them and builds results with
-snippets. Text from content is messages.py's; keeping texts between runs is
-storage/cache.py's (tool output in a record of its own, kept only once searched).
+snippets. Text from content is messages.py's; texts are kept between runs in the
+facts index (storage/facts_index.py; tool output in an index of its own, kept only
+once searched), laid out as search_kept.py lays them out, so that a warm search
+decodes only the files whose kept texts may hold an ASCII query.
 A hit in a version-1 file, whose entries have no ids on disk, carries the id that
 reading the file gives the entry (derived from the session id and the line, so
 `Session.open` and every command name it the same way).

@@ -57,6 +57,9 @@ KeptTexts = tuple[str | None, list[KeptPlace], list[str]]
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(_Kept)
 _ARRAY_OF_FOUR = b"\x94"  # msgpack's head of a fixed array of four
+# What an array's msgpack starts with (fixarray, array 16, array 32): where the
+# texts should start, anything else is a damaged record
+_ARRAY_HEADS = frozenset(bytes((head,)) for head in (*range(0x90, 0xA0), 0xDC, 0xDD))
 _DAMAGED = (msgspec.MsgspecError, UnicodeDecodeError, ValueError, TypeError)
 
 
@@ -75,9 +78,9 @@ def may_hold(record: bytes, needle: bytes, probe: tuple[bytes, bytes] | None) ->
     """Whether a text of ``record`` may hold ``needle`` (ASCII, lower-cased), judged on
     its bytes: False only when none can. ``probe``: a letter of it in both cases, one
     of which such a text holds (two finds of it cost less than lower-casing)."""
-    if record[:1] != b"\0":
-        return True  # a text lower-cases to ASCII (or the record is damaged: decoded)
     start = _HEAD_AT + int.from_bytes(record[1:_HEAD_AT], "little")
+    if record[:1] != b"\0" or record[start : start + 1] not in _ARRAY_HEADS:
+        return True  # a text lower-cases to ASCII, or the record is damaged: decoded
     if probe and record.find(probe[0], start) < 0 and record.find(probe[1], start) < 0:
         return False
     return record.lower().find(needle, start) >= 0

@@ -234,13 +234,24 @@ class FactsIndex:
         self._unchanged = {row[0]: row for row in found}
 
     def get(self, file: str) -> IndexedRecord | None:
-        """The row of ``file`` (an absolute path), if the index has one."""
-        found = self._query("SELECT stamp, taken_ns, record FROM records WHERE file = ?", file)
+        """The row of ``file`` (an absolute path), if the index has one. A row whose
+        `unchanged` column holds a row check (`_row_check`) other than its stamp's and
+        record's is none: damaged, or given another row's record or stamp. (A row
+        stamped while its file was not quiet has no such column: only its stamp is
+        checked, against the file, by the caller.)"""
+        found = self._query(
+            "SELECT stamp, taken_ns, record, unchanged FROM records WHERE file = ?", file
+        )
         if not found:
             return None
-        stamp, taken_ns, record = found[0]
+        stamp, taken_ns, record, unchanged = found[0]
         if not isinstance(taken_ns, int) or not isinstance(record, bytes):
             return None  # a damaged row: its file is read
+        if not isinstance(stamp, bytes):
+            return None
+        checked = unchanged.rpartition(":")[2] if isinstance(unchanged, str) else None
+        if checked is not None and checked != str(_row_check(stamp, record)):
+            return None
         try:
             return IndexedRecord(_stamp_decoder.decode(stamp), taken_ns, record)
         except (msgspec.MsgspecError, TypeError):

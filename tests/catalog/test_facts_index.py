@@ -531,8 +531,17 @@ def test_a_warm_search_for_a_word_in_no_file_decodes_no_kept_texts(
         return real_kept_texts(record)
 
     monkeypatch.setattr(search_kept, "kept_texts", counting)
+    read: list[str] = []
+    real_file_hits = search._file_hits
+
+    def reading(wanted: Any, path: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(path)
+        return real_file_hits(wanted, path, *args, **kwargs)
+
+    monkeypatch.setattr(search, "_file_hits", reading)
     assert list(search_sessions("quokka", files, cache=cache)) == []
     assert decoded == []
+    assert read == []  # nor read: the index answered that none holds it
     assert searched(sessions, cache) == searched(sessions, False)
     assert len(decoded) == len(files)  # each holds the word searched for before
 
@@ -555,3 +564,44 @@ def test_a_warm_search_for_a_word_in_most_files_stops_looking_through_their_byte
     monkeypatch.setattr(search_kept.Sieve, "TRIAL", 3)
     assert searched(sessions, cache) == expected
     assert len(looked) == 3  # and then the others were decoded straight away
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+@pytest.mark.parametrize("query", ["ZEBRACORN", "ZebraCorn", "zebraCORN"])
+def test_a_warm_search_for_a_query_in_capitals_finds_what_reading_the_files_finds(
+    sessions: Path, tmp_path: Path, query: str
+) -> None:
+    cache = tmp_path / "cache"
+    files = sorted(sessions.glob("*.jsonl"))
+
+    def found(cache: Path | bool) -> list[dict[str, Any]]:
+        return [hit.to_dict() for hit in search_sessions(query, files, cache=cache)]
+
+    expected = found(False)
+    assert expected
+    assert found(cache) == expected  # cold: the texts kept
+    assert found(cache) == expected  # warm: judged on the kept bytes
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+@pytest.mark.parametrize("kind", ["listing-5", "search-4"])
+def test_a_row_given_another_rows_record_alone_is_not_read_through_either(
+    sessions: Path, tmp_path: Path, kind: str
+) -> None:
+    """Its stamp still describes its file, so only the row check in its `unchanged`
+    column tells: not the warm path's alone, the read-through path's too."""
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False), searched(sessions, False)
+    assert (listed(sessions, cache), searched(sessions, cache)) == expected
+    victim, other = str(sessions / "s01.jsonl"), str(sessions / "s02.jsonl")
+    with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db, db:
+        own = db.execute("SELECT record FROM records WHERE file = ?", (victim,)).fetchone()[0]
+        db.execute(
+            "UPDATE records SET record = (SELECT record FROM records WHERE file = ?)"
+            " WHERE file = ?",
+            (other, victim),
+        )
+    assert (listed(sessions, cache), searched(sessions, cache)) == expected
+    with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db:
+        (kept,) = db.execute("SELECT record FROM records WHERE file = ?", (victim,)).fetchone()
+    assert kept == own  # read afresh and kept again

@@ -66,6 +66,21 @@ class TestARecord:
         assert kept_texts(record[:cut]) is None
         assert kept_search_texts(record[:cut]) is None
 
+    def test_with_a_text_that_is_not_utf8_reads_as_damaged(self) -> None:
+        record = record_of("s", [SearchText(2, None, None, "user", "abcdef")], 3)
+        damaged = record.replace(b"abcdef", b"ab\xff\xfeef")
+        assert kept_texts(damaged) is None
+        assert kept_search_texts(damaged) is None
+
+    def test_with_more_places_than_texts_reads_as_damaged(self) -> None:
+        one, two = (SearchText(n, None, None, "user", f"text {n}") for n in (2, 3))
+        both, alone = record_of("s", [one, two], 4), record_of("s", [one], 4)
+        texts_at = 5 + int.from_bytes(both[1:5], "little")
+        alone_at = 5 + int.from_bytes(alone[1:5], "little")
+        mixed = both[:texts_at] + alone[alone_at:]  # two places, one text
+        assert kept_texts(mixed) is None
+        assert kept_search_texts(mixed) is None
+
     def test_of_random_bytes_or_another_layout_reads_as_damaged(self) -> None:
         rng = random.Random(5)
         texts = [SearchText(2, "e", None, "user", "hello there")]
@@ -122,9 +137,17 @@ class TestJudgedOnItsBytes:
 
 
 class TestSnippets:
-    def test_are_what_splitting_and_joining_the_white_space_gives(self) -> None:
+    @pytest.mark.parametrize(
+        "alphabet",
+        [
+            ["a", "b", " ", "  ", "\n", "\t", "\xa0", "\u2003", "\x1f", "é", "\u200b"],
+            ["a", "b", "é", " "],  # printable: only spaces to join, at the ends too
+        ],
+    )
+    def test_are_what_splitting_and_joining_the_white_space_gives(
+        self, alphabet: list[str]
+    ) -> None:
         rng = random.Random(11)
-        alphabet = ["a", "b", " ", "  ", "\n", "\t", "\xa0", "\u2003", "\x1f", "é", "\u200b"]
         for _ in range(5000):
             text = "".join(rng.choices(alphabet, k=rng.randint(0, 200)))
             at, length = rng.randint(0, len(text)), rng.randint(1, 5)
@@ -133,3 +156,14 @@ class TestSnippets:
             middle = " ".join(text[start:end].split())
             expected = ("…" if start > 0 else "") + middle + ("…" if end < len(text) else "")
             assert _snippet(text, at, length) == expected
+
+
+class TestADamagedRecord:
+    def test_whose_texts_would_start_past_its_end_is_never_passed_over(self) -> None:
+        record = record_of("s", [SearchText(2, None, None, "user", "nothing here")], 3)
+        wanted = Wanted.of("quokka")
+        assert wanted.ascii_needle is not None
+        assert not may_hold(record, wanted.ascii_needle, wanted.ascii_probe)
+        for damaged in (record[:5], record[:1] + b"\xff\xff\xff\x7f" + record[5:]):
+            assert may_hold(damaged, wanted.ascii_needle, wanted.ascii_probe)  # decoded
+        assert kept_texts(record[:5]) is None  # and then read as damaged
