@@ -70,9 +70,22 @@ _ESCAPED_PRINTABLE = re.compile(rb"\\(?:u(?:00[2-7][0-9a-fA-F]|212[aA]|0130)|/)"
 
 
 def _may_hold(raw: bytes, needle: bytes) -> bool:
-    """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do,
-    or its text differs from its bytes in a way that could (`_may_hide`)."""
-    return needle in raw.lower() or _may_hide(raw)
+    """Whether a line's text could hold the lower-cased ASCII ``needle``: its bytes do
+    (each of its pieces between spaces, when it has spaces: see `_pieces`), or its
+    text differs from its bytes in a way that could (`_may_hide`)."""
+    low = raw.lower()
+    return all(piece in low for piece in _pieces(needle)) or _may_hide(raw)
+
+
+def _pieces(needle: bytes) -> list[bytes]:
+    """What of ``needle`` a line's bytes must hold for its text to hold it: the needle
+    itself, or if it holds a space its pieces between spaces. A message's text blocks
+    are searched joined by a space (as pi's listing joins them), so "token buffer"
+    may be in the text of a line whose bytes hold "token" at the end of one block
+    and "buffer" at the start of the next; no piece (it holds no space) spans two."""
+    if b" " not in needle:
+        return [needle]
+    return [piece for piece in needle.split(b" ") if piece]
 
 
 def _may_hide(raw: bytes) -> bool:
@@ -94,15 +107,20 @@ def _lines_that_may_hold(
     around its finds are made, instead of lower-casing and searching each line."""
     found: list[RawLine] = []
     start, number, size = 0, first_number, len(region)
+    pieces = _pieces(needle)
+    longest = max(pieces, key=len, default=b"")
     while start < size:
         stop = region.find(b"\n", start + _WINDOW_BYTES) + 1 or size
         window = region[start:stop]  # (the region itself when it is one window)
         base = base_offset + start
-        if _may_hide(window) or not needle.strip():  # (blank: blank lines would hold it)
+        if _may_hide(window) or not longest:  # (blank: blank lines would hold it)
             lines = split_lines(window, base_offset=base, first_number=number)
             found += [line for line in lines if _may_hold(line.raw, needle)]
         else:
-            found += _lines_found(window, window.lower(), needle, base, number)
+            lines = _lines_found(window, window.lower(), longest, base, number)
+            if len(pieces) > 1:  # the lines holding its longest piece that hold them all
+                lines = [line for line in lines if _may_hold(line.raw, needle)]
+            found += lines
         if stop < size:  # (a file of one window, as most are, has no lines to count)
             number += count_newlines(window)
         start = stop

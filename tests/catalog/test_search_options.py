@@ -88,6 +88,25 @@ class TestOldFiles:
         assert path.read_bytes() == (FIXTURES / "v1.jsonl").read_bytes()  # never written
 
 
+class TestTextBlocks:
+    """A message's text blocks are searched joined by a space, as pi's listing joins
+    them, whether the file is read or its kept texts are."""
+
+    @pytest.mark.parametrize("query", ["token buffer", "n b", "token ", " buffer", "a token b"])
+    def test_a_query_across_two_blocks_is_found_with_and_without_the_cache(
+        self, tmp_path: Path, own_cache_folder: Path, query: str
+    ) -> None:
+        session = Session.create(cwd="/p", session_dir=tmp_path, fsync="never")
+        blocks = [{"type": "text", "text": "a token"}, {"type": "text", "text": "buffer b"}]
+        session.append_message({"role": "user", "content": blocks, "timestamp": 1})
+        session.append_message(user_message("nothing to see"))
+        found = [
+            [hit.snippet for hit in search_sessions(query, [session.path], cache=cache)]
+            for cache in (False, None, None)  # no cache; then kept, and from what was kept
+        ]
+        assert found == [["a token buffer b"]] * 3
+
+
 class TestLimit:
     def test_at_most_that_many_in_file_order(self, tmp_path: Path) -> None:
         session = Session.create(cwd="/p", session_dir=tmp_path, fsync="never")
