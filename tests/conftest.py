@@ -7,8 +7,9 @@ beside this file (locations.py, helpers_cli.py, builders.py, helpers_*.py), impo
 by name from every test folder (``pythonpath = ["tests"]`` in pyproject.toml)."""
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import openai
@@ -97,3 +98,24 @@ def open_umask() -> Iterator[None]:
         yield
     finally:
         os.umask(previous)
+
+
+@pytest.fixture
+def calls_to(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[[object, str], list[tuple[Any, ...]]]:
+    """``calls_to(owner, name)``: the arguments of each call made to ``owner.name``
+    from then on (the call still made), for tests of what a path does not do."""
+
+    def watch(owner: object, name: str) -> list[tuple[Any, ...]]:
+        seen: list[tuple[Any, ...]] = []
+        real = getattr(owner, name)
+
+        def watching(*args: Any, **kwargs: Any) -> Any:
+            seen.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, watching)
+        return seen
+
+    return watch

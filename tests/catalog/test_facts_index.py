@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,9 @@ from jsonl_session.storage.stamps import (
 )
 
 INDEX = "listing-5.sqlite"
+
+
+CallsTo = Callable[[object, str], list[tuple[Any, ...]]]  # conftest's calls_to
 
 
 @pytest.fixture
@@ -518,27 +522,13 @@ class TestUnchangedEach:
 
 @pytest.mark.usefixtures("quiet_at_once")
 def test_a_warm_search_for_a_word_in_no_file_decodes_no_kept_texts(
-    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sessions: Path, tmp_path: Path, calls_to: CallsTo
 ) -> None:
     cache = tmp_path / "cache"
     files = sorted(sessions.glob("*.jsonl"))
     assert searched(sessions, cache) == searched(sessions, False)  # the rows kept
-    decoded: list[bytes] = []
-    real_kept_texts = search_kept.kept_texts
-
-    def counting(record: bytes) -> Any:
-        decoded.append(record)
-        return real_kept_texts(record)
-
-    monkeypatch.setattr(search_kept, "kept_texts", counting)
-    read: list[str] = []
-    real_file_hits = search._file_hits
-
-    def reading(wanted: Any, path: str, *args: Any, **kwargs: Any) -> Any:
-        read.append(path)
-        return real_file_hits(wanted, path, *args, **kwargs)
-
-    monkeypatch.setattr(search, "_file_hits", reading)
+    decoded = calls_to(search_kept, "kept_texts")
+    read = calls_to(search, "_file_hits")
     assert list(search_sessions("quokka", files, cache=cache)) == []
     assert decoded == []
     assert read == []  # nor read: the index answered that none holds it
@@ -548,19 +538,12 @@ def test_a_warm_search_for_a_word_in_no_file_decodes_no_kept_texts(
 
 @pytest.mark.usefixtures("quiet_at_once")
 def test_a_warm_search_for_a_word_in_most_files_stops_looking_through_their_bytes_first(
-    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, calls_to: CallsTo
 ) -> None:
     cache = tmp_path / "cache"
     expected = searched(sessions, False)
     assert searched(sessions, cache) == expected  # the rows kept
-    looked: list[bytes] = []
-    real_may_hold = search_kept.may_hold
-
-    def counting(record: bytes, needle: bytes, probe: Any) -> bool:
-        looked.append(record)
-        return real_may_hold(record, needle, probe)
-
-    monkeypatch.setattr(search_kept, "may_hold", counting)
+    looked = calls_to(search_kept, "may_hold")
     monkeypatch.setattr(search_kept.Sieve, "TRIAL", 3)
     assert searched(sessions, cache) == expected
     assert len(looked) == 3  # and then the others were decoded straight away
