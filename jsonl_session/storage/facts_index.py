@@ -12,7 +12,9 @@ stamps.NOT_SUMMED, and is read again whole) by the caller, which then stamps it 
 A row trusted on the times alone carries them as one text column (`unchanged`), with a
 CRC-32 of the row's stamp and record (a row damaged, or given another row's record, is
 then not trusted), so a warm listing reads those rows in one query and checks each file
-with one comparison and one CRC of a small record. What a record holds is the caller's
+with one comparison and one CRC of a small record. Any other row's `unchanged` holds
+that CRC-32 alone, after "-" (`_CHECK_ONLY`), so that a row is never read through with
+a record or stamp not its own either (`get`). What a record holds is the caller's
 (catalog/listing.py: listing facts; catalog/search.py: texts).
 
 Like every cache here it is never needed: a database that is locked past a short wait,
@@ -110,13 +112,25 @@ def _unchanged_candidate(mark: Stamp, stamp: bytes, record: bytes) -> str | None
     file (text, as an inode may not fit SQLite's signed 64-bit integers); else
     None. It becomes the
     row's `unchanged` column if the file had been quiet before the stamp (`save`
-    decides: the process that writes the rows), else that column is NULL (the row is
-    then checked against the file's bytes). A Stamp holds the stat's fields by the
-    same names (stamps.stamp)."""
+    decides: the process that writes the rows), else that column holds the row's
+    check alone (`_check_only`: the row is then checked against the file's bytes).
+    A Stamp holds the stat's fields by the same names (stamps.stamp)."""
     if mark.covered != mark.size:
         return None
     seen = f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
     return f"{seen}:{_row_check(stamp, record)}"
+
+
+def _check_only(stamp: bytes, record: bytes) -> str:
+    """The `unchanged` column of a row a stat may not answer for: its row check alone,
+    after "-", which sorts before the digits every `_unchanged_candidate` starts with
+    (a device number), so `_TRUSTED` leaves it out."""
+    return f"-:{_row_check(stamp, record)}"
+
+
+# The rows a stat may answer for: an `unchanged` column of text made by
+# `_unchanged_candidate` (a NULL, a number or a `_check_only` text compares lower)
+_TRUSTED = "unchanged >= '0'"
 
 
 def _record_if_unchanged(row: tuple[Any, ...], info: os.stat_result) -> bytes | None:
@@ -169,8 +183,7 @@ class FactsIndex:
             kept = self._known().pop(file, None)  # handed over once: not held twice
         else:
             found = self._query(
-                "SELECT file, unchanged, stamp, record FROM records"
-                " WHERE file = ? AND unchanged IS NOT NULL",
+                f"SELECT file, unchanged, stamp, record FROM records WHERE file = ? AND {_TRUSTED}",
                 file,
             )
             kept = found[0] if found else None
@@ -214,7 +227,7 @@ class FactsIndex:
         if not self._many:
             return True
         if self._trusted_files is None:
-            found = self._query("SELECT file FROM records WHERE unchanged IS NOT NULL")
+            found = self._query(f"SELECT file FROM records WHERE {_TRUSTED}")
             self._trusted_files = {row[0] for row in found}
         return file in self._trusted_files
 
@@ -228,7 +241,7 @@ class FactsIndex:
             marks = ", ".join("?" * len(part))
             found += self._query(
                 "SELECT file, unchanged, stamp, record FROM records"
-                f" WHERE unchanged IS NOT NULL AND file IN ({marks})",
+                f" WHERE {_TRUSTED} AND file IN ({marks})",
                 *part,
             )
         self._unchanged = {row[0]: row for row in found}
@@ -236,9 +249,9 @@ class FactsIndex:
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one. A row whose
         `unchanged` column holds a row check (`_row_check`) other than its stamp's and
-        record's is none: damaged, or given another row's record or stamp. (A row
-        stamped while its file was not quiet has no such column: only its stamp is
-        checked, against the file, by the caller.)"""
+        record's is none: damaged, or given another row's record or stamp. (A row an
+        earlier release wrote without one is taken on its stamp, which the caller
+        checks against the file.)"""
         found = self._query(
             "SELECT stamp, taken_ns, record, unchanged FROM records WHERE file = ?", file
         )
@@ -262,7 +275,7 @@ class FactsIndex:
         (the file, the `unchanged` column, the stamp, the record), as read."""
         if self._unchanged is None:
             found = self._query(
-                "SELECT file, unchanged, stamp, record FROM records WHERE unchanged IS NOT NULL"
+                f"SELECT file, unchanged, stamp, record FROM records WHERE {_TRUSTED}"
             )
             self._unchanged = {row[0]: row for row in found}
         return self._unchanged
@@ -311,7 +324,15 @@ class FactsIndex:
         self._pending_bytes = 0
         quiet = QUIET_NS
         rows = [
-            (file, stamp, taken, record, candidate if changed <= taken - quiet else None)
+            (
+                file,
+                stamp,
+                taken,
+                record,
+                candidate
+                if candidate is not None and changed <= taken - quiet
+                else _check_only(stamp, record),
+            )
             for file, stamp, taken, record, candidate, changed in self._pending.values()
         ]
         self._pending = {}

@@ -566,19 +566,24 @@ def test_a_warm_search_for_a_query_in_capitals_finds_what_reading_the_files_find
     assert found(cache) == expected  # warm: judged on the kept bytes
 
 
-@pytest.mark.usefixtures("quiet_at_once")
 @pytest.mark.parametrize("kind", ["listing-5", "search-4"])
+@pytest.mark.parametrize("quiet", [True, False], ids=["trusted on a stat", "not quiet"])
 def test_a_row_given_another_rows_record_alone_is_not_read_through_either(
-    sessions: Path, tmp_path: Path, kind: str
+    sessions: Path, tmp_path: Path, kind: str, quiet: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its stamp still describes its file, so only the row check in its `unchanged`
-    column tells: not the warm path's alone, the read-through path's too."""
+    column tells: not the warm path's alone, the read-through path's too, and also of
+    a row stamped while its file was not quiet (which holds the check alone)."""
+    monkeypatch.setattr(facts_index, "QUIET_NS", 0 if quiet else 10**18)
     cache = tmp_path / "cache"
     expected = listed(sessions, False), searched(sessions, False)
     assert (listed(sessions, cache), searched(sessions, cache)) == expected
     victim, other = str(sessions / "s01.jsonl"), str(sessions / "s02.jsonl")
     with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db, db:
-        own = db.execute("SELECT record FROM records WHERE file = ?", (victim,)).fetchone()[0]
+        own, unchanged = db.execute(
+            "SELECT record, unchanged FROM records WHERE file = ?", (victim,)
+        ).fetchone()
+        assert unchanged.startswith("-:") != quiet
         db.execute(
             "UPDATE records SET record = (SELECT record FROM records WHERE file = ?)"
             " WHERE file = ?",
