@@ -44,13 +44,8 @@ from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
 from jsonl_session.format.entry import NotAnObject, loads_object
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
-from jsonl_session.storage.facts_index import (
-    FactsIndex,
-    PendingRows,
-    index_key,
-    index_keys,
-    now_ns,
-)
+from jsonl_session.storage.facts_index import FactsIndex, PendingRows, now_ns
+from jsonl_session.storage.facts_rows import index_key, index_keys
 from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
 from jsonl_session.storage.paths import session_dir_for
 from jsonl_session.storage.portable import BINARY

@@ -44,7 +44,8 @@ from jsonl_session.catalog.search_texts import (
 )
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
-from jsonl_session.storage.facts_index import FactsIndex, PendingRows, index_key, index_keys, now_ns
+from jsonl_session.storage.facts_index import FactsIndex, PendingRows, now_ns
+from jsonl_session.storage.facts_rows import index_key, index_keys
 from jsonl_session.storage.lines import after_line, count_newlines, first_line
 from jsonl_session.storage.loader import load_entries
 from jsonl_session.storage.stamps import Stamp, stamp, still_valid, summed
@@ -211,9 +212,13 @@ def _trusted_all(
     None. None of them when the ``sieve`` finds that none may hold the query. Its rows
     are read already when many (`FactsIndex.read_rows_of`). One file at a time as
     asked for (its texts searched while they are in the processor's caches: a
-    window's decoded first took longer). With two indexes each stats the file: the
-    rows of both were stamped on one stat, so both answer only for a file as it was
-    then."""
+    window's decoded first took longer). With two indexes, one stat of the file
+    answers for both (`FactsIndex.unchanged_in_all`): the rows of both were stamped on
+    one stat, so both answer only for a file as it was then."""
+    if len(indexes) > 1 and all(index.many for index in indexes):  # (one stat a file)
+        for records in FactsIndex.unchanged_in_all(indexes, keys):
+            yield texts_of([*records] if records is not None else [None], sieve)
+        return
     answers = [index.unchanged_each(keys) for index in indexes]
     for kept in zip(*answers, strict=True):
         yield texts_of([answer[0] if answer is not None else None for answer in kept], sieve)

@@ -13,7 +13,7 @@ A row trusted on the times alone carries them as one text column (`unchanged`), 
 CRC-32 of the row's stamp and record (a row damaged, or given another row's record, is
 then not trusted), so a warm listing reads those rows in one query and checks each file
 with one comparison and one CRC of a small record. Any other row's `unchanged` holds
-that CRC-32 alone, after "-" (`_CHECK_ONLY`), so that a row is never read through with
+that CRC-32 alone, after "-" (facts_rows.py), so that a row is never read through with
 a record or stamp not its own either (`get`). What a record holds is the caller's
 (catalog/listing.py: listing facts; catalog/search.py: texts).
 
@@ -34,7 +34,6 @@ import contextlib
 import os
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +42,13 @@ from typing import Any
 import msgspec
 
 from jsonl_session.storage.cache import tell_not_kept
+from jsonl_session.storage.facts_rows import (
+    TRUSTED_ROWS,
+    check_only,
+    record_if_unchanged,
+    row_check,
+    unchanged_candidate,
+)
 from jsonl_session.storage.paths import ensure_dir
 from jsonl_session.storage.portable import BINARY, NOFOLLOW
 from jsonl_session.storage.stamps import Stamp
@@ -76,82 +82,6 @@ its `unchanged` column holds if the file was quiet, and the file's last change (
 PendingRows = dict[str, PendingRow]
 
 
-def index_key(path: Path | str) -> str:
-    """A file's key in an index: its absolute path (os.path.abspath's answer, without
-    its cost for a path that is absolute and normal already, as a folder's files are)."""
-    text = os.fspath(path)
-    normal = not any(map(text.__contains__, _ODD)) and not text.endswith(_ODD_ENDS)
-    if os.sep == "/" and text.startswith("/") and normal:
-        return text
-    return os.path.abspath(text)
-
-
-# What os.path.abspath changes in an absolute POSIX path: a doubled separator, a "."
-# or ".." between separators, or at the end, or a separator at the end. A dot that
-# starts a name (~/.pi, ~/.claude, where sessions live) it leaves alone.
-_ODD = ("//", "/./", "/../")
-_ODD_ENDS = ("/.", "/..", "/")
-
-
-def index_keys(files: Sequence[str]) -> list[str]:
-    """`index_key` of each of ``files``: ``files`` themselves when every one is
-    absolute and normal already, as a folder's files are (one test of them all)."""
-    if os.sep != "/":
-        return [index_key(file) for file in files]
-    joined = "\0" + "\0".join(files) + "\0"  # (no path holds a NUL: stat refuses one)
-    every_absolute = joined.count("\0/") == len(files)
-    odd = [*_ODD, *(end + "\0" for end in _ODD_ENDS)]
-    if every_absolute and "\0\0" not in joined and not any(map(joined.__contains__, odd)):
-        return files if isinstance(files, list) else list(files)
-    return [index_key(file) for file in files]
-
-
-def _unchanged_candidate(mark: Stamp, stamp: bytes, record: bytes) -> str | None:
-    """The file's device, inode, size, mtime and ctime as a row describes them, and
-    the row's own check (`_row_check`), in one text, when the row covers the whole
-    file (text, as an inode may not fit SQLite's signed 64-bit integers); else
-    None. It becomes the
-    row's `unchanged` column if the file had been quiet before the stamp (`save`
-    decides: the process that writes the rows), else that column holds the row's
-    check alone (`_check_only`: the row is then checked against the file's bytes).
-    A Stamp holds the stat's fields by the same names (stamps.stamp)."""
-    if mark.covered != mark.size:
-        return None
-    seen = f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
-    return f"{seen}:{_row_check(stamp, record)}"
-
-
-def _check_only(stamp: bytes, record: bytes) -> str:
-    """The `unchanged` column of a row a stat may not answer for: its row check alone,
-    after "-", which sorts before the digits every `_unchanged_candidate` starts with
-    (a device number), so `_TRUSTED` leaves it out."""
-    return f"-:{_row_check(stamp, record)}"
-
-
-# The rows a stat may answer for: an `unchanged` column of text made by
-# `_unchanged_candidate` (a NULL, a number or a `_check_only` text compares lower)
-_TRUSTED = "unchanged >= '0'"
-
-
-def _record_if_unchanged(row: tuple[Any, ...], info: os.stat_result) -> bytes | None:
-    """The record of ``row`` (file, ``unchanged`` column, stamp, record, as read) when
-    that column is what `_unchanged_candidate` made of a file stat'ed as ``info`` and
-    of this very stamp and record; else None (a changed file, or a damaged row: its
-    file is read). One comparison, a column that is not text comparing unequal."""
-    _, unchanged, stamp, record = row
-    if stamp.__class__ is not bytes or record.__class__ is not bytes:
-        return None
-    seen = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-    return record if unchanged == f"{seen}:{_row_check(stamp, record)}" else None
-
-
-def _row_check(stamp: bytes, record: bytes) -> int:
-    """The CRC-32 of a row's stamp and record, kept in its `unchanged` column: a row
-    whose record or stamp was damaged, or is another row's, is not trusted on the
-    file's times (they are the only other thing the warm path looks at)."""
-    return zlib.crc32(record, zlib.crc32(stamp))
-
-
 class FactsIndex:
     """The rows of one kind of record, read as needed, written back in one
     transaction (`save`, which also closes what was opened for reading)."""
@@ -183,11 +113,12 @@ class FactsIndex:
             kept = self._known().pop(file, None)  # handed over once: not held twice
         else:
             found = self._query(
-                f"SELECT file, unchanged, stamp, record FROM records WHERE file = ? AND {_TRUSTED}",
+                "SELECT file, unchanged, stamp, record FROM records"
+                f" WHERE file = ? AND {TRUSTED_ROWS}",
                 file,
             )
             kept = found[0] if found else None
-        return _record_if_unchanged(kept, info) if kept is not None else None
+        return record_if_unchanged(kept, info) if kept is not None else None
 
     def unchanged_each(self, files: Sequence[str]) -> Iterator[tuple[bytes, float] | None]:
         """For each of ``files`` (absolute paths), what `unchanged` answers for it,
@@ -218,8 +149,39 @@ class FactsIndex:
             except OSError:
                 yield None  # described when read, with the reason
                 continue
-            record = _record_if_unchanged(kept, info)
+            record = record_if_unchanged(kept, info)
             yield (record, info.st_mtime) if record is not None else None
+
+    @property
+    def many(self) -> bool:
+        """Whether it reads the rows of many files at once (see ``__init__``)."""
+        return self._many
+
+    @staticmethod
+    def unchanged_in_all(
+        indexes: Sequence[FactsIndex], files: Sequence[str]
+    ) -> Iterator[list[bytes] | None]:
+        """For each of ``files``, the records of its rows in every one of ``indexes``
+        (each reading many: `read_rows_of`) when each answers as `unchanged` would, on
+        one stat of the file for all of them; else None (and no stat when one of them
+        has no row a stat may answer for). A search with tool output keeps two
+        indexes: a stat each cost a second stat of every file."""
+        takes = [index._known().pop for index in indexes]  # handed over once
+        stat = os.stat
+        for file in files:
+            found = [take(file, None) for take in takes]
+            rows = [row for row in found if row is not None]
+            if len(rows) < len(found):
+                yield None
+                continue
+            try:
+                info = stat(file)
+            except OSError:
+                yield None
+                continue
+            answers = [record_if_unchanged(row, info) for row in rows]
+            records = [record for record in answers if record is not None]
+            yield records if len(records) == len(answers) else None
 
     def may_know(self, file: str) -> bool:
         """Whether ``file`` has a row that `unchanged` may answer with (its file's
@@ -227,7 +189,7 @@ class FactsIndex:
         if not self._many:
             return True
         if self._trusted_files is None:
-            found = self._query(f"SELECT file FROM records WHERE {_TRUSTED}")
+            found = self._query(f"SELECT file FROM records WHERE {TRUSTED_ROWS}")
             self._trusted_files = {row[0] for row in found}
         return file in self._trusted_files
 
@@ -241,14 +203,14 @@ class FactsIndex:
             marks = ", ".join("?" * len(part))
             found += self._query(
                 "SELECT file, unchanged, stamp, record FROM records"
-                f" WHERE {_TRUSTED} AND file IN ({marks})",
+                f" WHERE {TRUSTED_ROWS} AND file IN ({marks})",
                 *part,
             )
         self._unchanged = {row[0]: row for row in found}
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one. A row whose
-        `unchanged` column holds a row check (`_row_check`) other than its stamp's and
+        `unchanged` column holds a row check (`row_check`) other than its stamp's and
         record's is none: damaged, or given another row's record or stamp. (A row an
         earlier release wrote without one is taken on its stamp, which the caller
         checks against the file.)"""
@@ -263,7 +225,7 @@ class FactsIndex:
         if not isinstance(stamp, bytes):
             return None
         checked = unchanged.rpartition(":")[2] if isinstance(unchanged, str) else None
-        if checked is not None and checked != str(_row_check(stamp, record)):
+        if checked is not None and checked != str(row_check(stamp, record)):
             return None
         try:
             return IndexedRecord(_stamp_decoder.decode(stamp), taken_ns, record)
@@ -275,7 +237,7 @@ class FactsIndex:
         (the file, the `unchanged` column, the stamp, the record), as read."""
         if self._unchanged is None:
             found = self._query(
-                f"SELECT file, unchanged, stamp, record FROM records WHERE {_TRUSTED}"
+                f"SELECT file, unchanged, stamp, record FROM records WHERE {TRUSTED_ROWS}"
             )
             self._unchanged = {row[0]: row for row in found}
         return self._unchanged
@@ -286,7 +248,7 @@ class FactsIndex:
         taken, before the file was read. The row is made here, as `save` writes it:
         in a worker process, so the process that saves only writes."""
         encoded = _stamp_encoder.encode(stamp)
-        candidate = _unchanged_candidate(stamp, encoded, record)
+        candidate = unchanged_candidate(stamp, encoded, record)
         changed_ns = max(stamp.mtime_ns, stamp.ctime_ns)
         self._pending[file] = (file, encoded, taken_ns, record, candidate, changed_ns)
         self._waiting(len(record))
@@ -331,7 +293,7 @@ class FactsIndex:
                 record,
                 candidate
                 if candidate is not None and changed <= taken - quiet
-                else _check_only(stamp, record),
+                else check_only(stamp, record),
             )
             for file, stamp, taken, record, candidate, changed in self._pending.values()
         ]

@@ -250,9 +250,12 @@ def test_an_index_of_another_layout_under_the_same_name_is_made_again(
     assert listed(sessions, cache) == expected
 
 
-def searched(folder: Path, cache: Path | bool) -> list[dict[str, Any]]:
+def searched(
+    folder: Path, cache: Path | bool, query: str = "zebracorn", *, tools: bool = False
+) -> list[dict[str, Any]]:
     files = sorted(folder.glob("*.jsonl"))
-    return [hit.to_dict() for hit in search_sessions("zebracorn", files, cache=cache)]
+    hits = search_sessions(query, files, tools=tools, cache=cache)
+    return [hit.to_dict() for hit in hits]
 
 
 def test_a_first_search_writes_its_records_as_it_goes_and_finds_the_same(
@@ -555,15 +558,10 @@ def test_a_warm_search_for_a_query_in_capitals_finds_what_reading_the_files_find
     sessions: Path, tmp_path: Path, query: str
 ) -> None:
     cache = tmp_path / "cache"
-    files = sorted(sessions.glob("*.jsonl"))
-
-    def found(cache: Path | bool) -> list[dict[str, Any]]:
-        return [hit.to_dict() for hit in search_sessions(query, files, cache=cache)]
-
-    expected = found(False)
+    expected = searched(sessions, False, query)
     assert expected
-    assert found(cache) == expected  # cold: the texts kept
-    assert found(cache) == expected  # warm: judged on the kept bytes
+    assert searched(sessions, cache, query) == expected  # cold: the texts kept
+    assert searched(sessions, cache, query) == expected  # warm: judged on the kept bytes
 
 
 @pytest.mark.parametrize("kind", ["listing-5", "search-4"])
@@ -593,3 +591,19 @@ def test_a_row_given_another_rows_record_alone_is_not_read_through_either(
     with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db:
         (kept,) = db.execute("SELECT record FROM records WHERE file = ?", (victim,)).fetchone()
     assert kept == own  # read afresh and kept again
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+def test_a_warm_search_of_tool_output_too_stats_each_file_once(
+    sessions: Path, tmp_path: Path, calls_to: CallsTo
+) -> None:
+    """Two indexes (messages, tool output), one stat of each file answers for both."""
+    cache = tmp_path / "cache"
+    files = sorted(sessions.glob("*.jsonl"))
+    expected = searched(sessions, False, "a", tools=True)
+    assert any(hit["role"] == "toolResult" for hit in expected)
+    assert searched(sessions, cache, "a", tools=True) == expected  # the rows of both kept
+    stats = calls_to(os, "stat")
+    assert searched(sessions, cache, "a", tools=True) == expected
+    stated = [str(args[0]) for args in stats if str(args[0]).endswith(".jsonl")]
+    assert sorted(stated) == sorted(map(str, files))  # each once

@@ -37,7 +37,7 @@ from jsonl_session.catalog.listing_facts import EPOCH, Facts, HeaderFacts, from_
 from jsonl_session.catalog.search import SearchHit, search_sessions
 from jsonl_session.cli import app
 from jsonl_session.storage import facts_index
-from jsonl_session.storage.facts_index import index_key, index_keys
+from jsonl_session.storage.facts_rows import index_key, index_keys
 from jsonl_session.storage.paths import session_dir_for
 
 
