@@ -217,7 +217,7 @@ def _trusted_all(
     one stat, so both answer only for a file as it was then."""
     if len(indexes) > 1 and all(index.many for index in indexes):  # (one stat a file)
         for records in FactsIndex.unchanged_in_all(indexes, keys):
-            yield texts_of([*records] if records is not None else [None], sieve)
+            yield None if records is None else texts_of([*records], sieve)
         return
     answers = [index.unchanged_each(keys) for index in indexes]
     for kept in zip(*answers, strict=True):

@@ -45,8 +45,8 @@ from jsonl_session.storage.cache import tell_not_kept
 from jsonl_session.storage.facts_rows import (
     TRUSTED_ROWS,
     check_only,
+    own_check_holds,
     record_if_unchanged,
-    row_check,
     unchanged_candidate,
 )
 from jsonl_session.storage.paths import ensure_dir
@@ -210,10 +210,10 @@ class FactsIndex:
 
     def get(self, file: str) -> IndexedRecord | None:
         """The row of ``file`` (an absolute path), if the index has one. A row whose
-        `unchanged` column holds a row check (`row_check`) other than its stamp's and
-        record's is none: damaged, or given another row's record or stamp. (A row an
-        earlier release wrote without one is taken on its stamp, which the caller
-        checks against the file.)"""
+        `unchanged` column holds a row check other than its stamp's and record's is
+        none: damaged, or given another row's record or stamp (`own_check_holds`; a
+        row an earlier release wrote without one is taken on its stamp, which the
+        caller checks against the file)."""
         found = self._query(
             "SELECT stamp, taken_ns, record, unchanged FROM records WHERE file = ?", file
         )
@@ -222,10 +222,7 @@ class FactsIndex:
         stamp, taken_ns, record, unchanged = found[0]
         if not isinstance(taken_ns, int) or not isinstance(record, bytes):
             return None  # a damaged row: its file is read
-        if not isinstance(stamp, bytes):
-            return None
-        checked = unchanged.rpartition(":")[2] if isinstance(unchanged, str) else None
-        if checked is not None and checked != str(row_check(stamp, record)):
+        if not isinstance(stamp, bytes) or not own_check_holds(unchanged, stamp, record):
             return None
         try:
             return IndexedRecord(_stamp_decoder.decode(stamp), taken_ns, record)

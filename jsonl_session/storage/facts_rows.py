@@ -21,6 +21,7 @@ __all__ = [
     "check_only",
     "index_key",
     "index_keys",
+    "own_check_holds",
     "record_if_unchanged",
     "row_check",
     "unchanged_candidate",
@@ -60,12 +61,11 @@ def index_keys(files: Sequence[str]) -> list[str]:
 def unchanged_candidate(mark: Stamp, stamp: bytes, record: bytes) -> str | None:
     """The file's device, inode, size, mtime and ctime as a row describes them, and
     the row's own check (`row_check`), in one text, when the row covers the whole
-    file (text, as an inode may not fit SQLite's signed 64-bit integers); else
-    None. It becomes the
-    row's `unchanged` column if the file had been quiet before the stamp (`save`
-    decides: the process that writes the rows), else that column holds the row's
-    check alone (`check_only`: the row is then checked against the file's bytes).
-    A Stamp holds the stat's fields by the same names (stamps.stamp)."""
+    file (text, as an inode may not fit SQLite's signed 64-bit integers); else None.
+    It becomes the row's `unchanged` column if the file had been quiet before the
+    stamp (`save` decides: the process that writes the rows), else that column holds
+    the row's check alone (`check_only`: the row is then checked against the file's
+    bytes). A Stamp holds the stat's fields by the same names (stamps.stamp)."""
     if mark.covered != mark.size:
         return None
     seen = f"{mark.device}:{mark.inode}:{mark.size}:{mark.mtime_ns}:{mark.ctime_ns}"
@@ -77,6 +77,15 @@ def check_only(stamp: bytes, record: bytes) -> str:
     after "-", which sorts before the digits every `unchanged_candidate` starts with
     (a device number), so `TRUSTED_ROWS` leaves it out."""
     return f"-:{row_check(stamp, record)}"
+
+
+def own_check_holds(unchanged: Any, stamp: bytes, record: bytes) -> bool:
+    """Whether a row's `unchanged` column, in either form, ends with the check of this
+    stamp and record (`row_check`); a row without one (NULL: written by an earlier
+    release) is taken as it is."""
+    if not isinstance(unchanged, str):
+        return unchanged is None
+    return unchanged.rpartition(":")[2] == str(row_check(stamp, record))
 
 
 # The rows a stat may answer for: an `unchanged` column of text made by
