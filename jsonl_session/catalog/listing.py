@@ -55,6 +55,9 @@ Progress = Callable[[int, int], None]
 NO_MESSAGES = "(no messages)"
 
 
+_PLAIN_MOMENTS = frozenset({float, int, type(None)})  # classes of times kept as they are
+
+
 class SessionInfo(msgspec.Struct, frozen=True, gc=False):
     """One session file described (see the module docstring for each field's rule).
 
@@ -83,6 +86,13 @@ class SessionInfo(msgspec.Struct, frozen=True, gc=False):
     agent: str = "pi"  # who wrote the file: pi, claude or codex (storage/foreign.py)
 
     def __post_init__(self) -> None:
+        # A listing's own (text and numbers) pass at once, without the loop below
+        if (
+            self.path_text.__class__ is str
+            and self.modified_ms.__class__ in _PLAIN_MOMENTS
+            and self.created_ms.__class__ in _PLAIN_MOMENTS
+        ):
+            return
         if self.path_text.__class__ is not str:  # a Path given where the text goes
             msgspec.structs.force_setattr(self, "path_text", os.fspath(self.path_text))
         for name in ("created_ms", "modified_ms"):
@@ -178,9 +188,10 @@ def _answered(file_path: str, answer: tuple[bytes, float]) -> SessionInfo | None
     """The file described from the record its row answered with on its stat (with
     that stat's mtime: `FactsIndex.unchanged_each`); None for a record that does not
     decode (its file is read)."""
-    record = _decoded(answer[0])
-    if record is None:
-        return None
+    try:
+        record: ListingRecord = _record_decoder.decode(answer[0])
+    except (msgspec.MsgspecError, TypeError, ValueError):
+        return None  # a damaged row: the file is read (as `_decoded`, without its call)
     return _info(file_path, record.header, record.facts, answer[1])
 
 
@@ -293,10 +304,11 @@ def _foreign_info(path: str, data: bytes, mtime: float) -> SessionInfo | None:
 
 def _info(path: str, head: HeaderFacts, facts: Facts, mtime: float) -> SessionInfo:
     created = head.created_ms
-    if created is not None and not _held(created):
+    # _held's first test inline: it holds for the times of nearly every session
+    if created is not None and not (0 <= created < _SURELY_HELD_MS or _held(created)):
         created = None
     modified = facts.latest
-    if modified is None or not modified > 0 or not _held(modified):
+    if modified is None or not modified > 0 or not (modified < _SURELY_HELD_MS or _held(modified)):
         modified = created if created is not None else _file_time_ms(mtime)
     return SessionInfo(
         path,
