@@ -7,7 +7,7 @@ import itertools
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -111,55 +111,63 @@ def _session_lines(infos: list[SessionInfo], width: int) -> Iterator[Line]:
     the terminal's ``width`` (0: no terminal); then its path."""
     local_minute = _LocalMinutes()
     for info in infos:
-        when = local_minute(info.modified)
+        when = local_minute(info)
         count = f"{info.message_count} msg" + ("" if info.message_count == 1 else "s")
         line = f"{when}  {count:>8}  {info.agent:<6}  "
         room = max(width - len(line), MIN_TITLE_CELLS) if width else TITLE_CELLS
         if info.problem:
             title = f"[{info.problem}]"
         else:
-            title = info.name or _one_line_head(info.first_message, 4 * room + 5)
+            title = info.name or _one_line_head(info.first_message, room)
         yield line + fit(title, room)
         yield (f"    {info.path_text}", "dim")
 
 
 class _LocalMinutes:
-    """Moments as the local date and minute ("2025-09-25 01:53", as strftime would
-    write them), by arithmetic on the epoch seconds: the zone's offset is asked once
-    an hour and each date written once a day, where astimezone and strftime for each
-    of 100,000 sessions cost more than reading their facts. An hour in which the
-    offset changes (daylight saving, or an offset of seconds as some before 1973)
-    and years strftime writes otherwise go the slow way."""
+    """When sessions changed, as the local date and minute ("2025-09-25 01:53", as
+    strftime writes ``info.modified``), by integer arithmetic on the milliseconds
+    since the epoch: the zone's offset is asked once an hour and each date written
+    once a day, where astimezone and strftime for each of 100,000 sessions cost more
+    than reading their facts (and making each one's datetime as much as the rest of
+    this). An hour in which the offset changes (daylight saving, or an offset of
+    seconds as some before 1973), years strftime writes otherwise, and a time of a
+    fraction of a millisecond (which a datetime rounds to microseconds) go the slow
+    way."""
 
     def __init__(self) -> None:
-        self._offsets: dict[int, float | None] = {}  # by hours since the epoch
+        self._offsets: dict[int, int | None] = {}  # in ms, by hours since the epoch
         self._dates: dict[int, str] = {}  # by local days since the epoch
 
-    def __call__(self, moment: datetime) -> str:
-        seconds = moment.timestamp()
-        hour = int(seconds // 3600)
-        offset = self._offsets.get(hour, _UNKNOWN)
-        if offset is _UNKNOWN:
-            offset = self._offsets[hour] = _steady_offset(hour)
+    def __call__(self, info: SessionInfo) -> str:
+        ms = 0
+        offset = None
+        if float(info.modified_ms).is_integer():
+            ms = int(info.modified_ms)
+            hour = ms // 3_600_000
+            offset = self._offsets.get(hour, _UNKNOWN)
+            if offset is _UNKNOWN:
+                offset = self._offsets[hour] = _steady_offset(hour)
         if offset is None:
-            return moment.astimezone().strftime("%Y-%m-%d %H:%M")
-        day, minute = divmod(int((seconds + offset) // 60), 1440)
+            return info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        day, minute = divmod((ms + offset) // 60_000, 1440)
         written = self._dates.get(day)
         if written is None:
             written = self._dates[day] = _EPOCH_DAY.fromordinal(
                 _EPOCH_DAY.toordinal() + day
             ).isoformat()
-        return f"{written} {minute // 60:02d}:{minute % 60:02d}"
+        return f"{written} {_CLOCK[minute]}"
 
 
-_UNKNOWN = -1e300  # no offset is this
+_UNKNOWN = -(1 << 70)  # no offset is this
+_CLOCK = [f"{minute // 60:02d}:{minute % 60:02d}" for minute in range(1440)]  # of a day
 _EPOCH_DAY = date(1970, 1, 1)
 
 
-def _steady_offset(hour: int) -> float | None:
-    """The local zone's offset in seconds throughout ``hour`` (hours since the epoch),
-    or None when it differs at the hour's ends or the hour is outside the years
-    1000-9999 (where strftime's %Y is not four digits, or a datetime ends)."""
+def _steady_offset(hour: int) -> int | None:
+    """The local zone's offset in milliseconds throughout ``hour`` (hours since the
+    epoch), or None when it differs at the hour's ends, is not whole milliseconds, or
+    the hour is outside the years 1000-9999 (where strftime's %Y is not four digits,
+    or a datetime ends)."""
     try:
         first, last = (
             datetime.fromtimestamp(hour * 3600 + second, tz=UTC).astimezone()
@@ -170,17 +178,35 @@ def _steady_offset(hour: int) -> float | None:
     offsets = first.utcoffset(), last.utcoffset()
     if offsets[0] != offsets[1] or offsets[0] is None or not 1000 < first.year < 9999:
         return None
-    return offsets[0].total_seconds()
+    ms, rest = divmod(offsets[0], timedelta(milliseconds=1))
+    return ms if not rest else None
 
 
-def _one_line_head(text: str, chars: int) -> str:
-    """``text`` with its runs of whitespace made one space: of it at least the first
-    ``chars`` characters (all that fit() looks at), without splitting all of a long
-    first message."""
-    head = " ".join(text[: chars + 64].split())
-    if len(head) >= chars or len(text) <= chars + 64:
-        return head
-    return " ".join(text.split())  # more whitespace than text in its head
+def _one_line_head(text: str, room: int) -> str:
+    """``text`` with its runs of whitespace made one space, or as much of its start
+    as fit(·, room) looks at: ``room + 1`` characters when they are printable ASCII
+    (fit's fast path), else ``4 * room + 4``; without splitting all of a long first
+    message, nor its first few hundred characters when a hundred will do."""
+    for chars in (room + 1, 4 * room + 5):
+        head = _one_line(text[: chars + 64])
+        if len(text) <= chars + 64:
+            return head  # all of it
+        if len(head) >= chars:
+            start = head[: room + 1]
+            if chars > room + 1 or (start.isascii() and start.isprintable()):
+                return head
+    return _one_line(text)  # more whitespace than text in its head
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its runs of whitespace made one space. In printable text with no
+    two spaces together (most text) the only white space is single spaces (U+0020 is
+    the only printable white space), so its one-line form is the text without a space
+    at either end: split and joined, the heads of first messages took half of the
+    lines of a listing."""
+    if text.isprintable() and "  " not in text:
+        return text.strip(" ")
+    return " ".join(text.split())
 
 
 def _hit_lines(hits: Iterable[SearchHit]) -> Iterator[Line]:

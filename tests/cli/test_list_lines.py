@@ -16,6 +16,7 @@ import pytest
 
 from jsonl_session import list_sessions
 from jsonl_session.cli.cells import fit
+from jsonl_session.cli.terminal_text import visible
 
 # Liberia moved from -0:44:30 to UTC at 1972-01-07 00:44:30 UTC: one UTC minute holds
 # both offsets, so two sessions changed in it show different local minutes.
@@ -90,6 +91,12 @@ def test_each_session_shows_its_own_local_minute(tmp_path: Path, zone: str) -> N
         "a" + " \n\t" * 500 + "b c d " * 50,  # more whitespace than text at its head
         " ".join(["日本語 ✓ 🚀 €"] * 80),
         "short\n\nquestion",
+        " " + "word " * 100,  # a space at either end of the head
+        "x" * 64 + " " + "y" * 300,  # a space just past what the title shows
+        "é" * 500,  # not ASCII: the longer head
+        "\u200b" * 100 + "word " * 100,  # zero-width characters: the longer head needed
+        "\x1b[31m" + "word " * 100,  # printable it is not
+        "w" * 10 + "\n" * 200 + "v" * 400,  # more whitespace than text in a head
     ],
 )
 def test_a_long_first_message_is_cut_as_its_whole_one_line_form_would_be(
@@ -98,4 +105,20 @@ def test_a_long_first_message_is_cut_as_its_whole_one_line_form_would_be(
     write_session(tmp_path / "s.jsonl", 1_750_000_000_000, text)
     (info,) = list_sessions(tmp_path, cache=False)
     title = listed_in("UTC", tmp_path)[0].split("  pi      ", 1)[1]
-    assert title == fit(" ".join(info.first_message.split()), 64).rstrip(" ")
+    expected = fit(" ".join(info.first_message.split()), 64).rstrip(" ")
+    assert title == visible(expected)  # (control characters are shown escaped)
+
+
+def test_a_time_of_a_fraction_of_a_millisecond_shows_the_minute_its_datetime_does(
+    tmp_path: Path,
+) -> None:
+    """A session with no time of its own changed when its file did: 0.3 µs before a
+    minute starts, which its datetime (microseconds) rounds up into that minute."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"type": "session", "version": 3, "id": "s", "cwd": "/p"}) + "\n")
+    minute_ns = 1_750_000_020 * 10**9  # a minute's start
+    os.utime(path, ns=(minute_ns, minute_ns - 300))
+    (info,) = list_sessions(tmp_path, cache=False)
+    assert not float(info.modified_ms).is_integer()
+    shown = listed_in("UTC", tmp_path)[0].split("  ")[0]
+    assert shown == info.modified.strftime("%Y-%m-%d %H:%M") == "2025-06-15 15:07"
