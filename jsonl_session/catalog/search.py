@@ -121,32 +121,56 @@ def _search(
     indexes = _indexes(root, tools, many=True)
     paths = [os.fspath(file) for file in files]  # (a hit holds its file's path as text)
     wanted = Wanted.of(query)
-    sieve = wanted.sieve()
     try:
-        count = 1 if workers == 1 else worker_count(workers, _to_read(paths, indexes))
-        if count == 1:
-            for run in runs_of(paths, _WINDOW):
-                if indexes is None:
-                    for path in run:
-                        yield from _file_hits(wanted, path, tools, indexes)
-                    continue
-                keys = index_keys(run)
-                for index in indexes:
-                    index.read_rows_of(keys)
-                for path, trusted in zip(run, _trusted_all(keys, indexes, sieve), strict=True):
-                    if trusted is None:  # read (its rows were asked for already)
-                        yield from _file_hits(wanted, path, tools, indexes, trust=False)
-                    elif trusted[1]:  # (no text that may hold it: most files, most queries)
-                        yield from _with_ids(path, list(_place_hits(wanted, path, *trusted)))
+        if indexes is None:
+            count = 1 if workers == 1 else worker_count(workers, len(paths))
+            if count > 1:
+                yield from _spread(wanted, tools, root, paths, count, indexes)
+                return
+            for path in paths:
+                yield from _file_hits(wanted, path, tools, indexes)
             return
-        runs = [(wanted, tools, root, list(run)) for run in runs_of(paths)]
-        for hits, rows in in_order(_search_run, runs, count):
-            yield from hits
-            for index, kept in zip(indexes or (), rows, strict=False):
-                index.put_rows(kept)
+        sieve = wanted.sieve()
+        read = 0  # files of the windows so far that the indexes did not answer for
+        for at in range(0, len(paths), _WINDOW):
+            if at and workers != 1:
+                # As many left to read as in the windows so far: a guess made without
+                # a pass over the index (reading the trust of every row cost a warm
+                # search of 100,000 files a sixth of its time)
+                count = worker_count(workers, read * (len(paths) - at) // at)
+                if count > 1:
+                    yield from _spread(wanted, tools, root, paths[at:], count, indexes)
+                    return
+            run = paths[at : at + _WINDOW]
+            keys = index_keys(run)
+            for index in indexes:
+                index.read_rows_of(keys)
+            for path, trusted in zip(run, _trusted_all(keys, indexes, sieve), strict=True):
+                if trusted is None:  # read (its rows were asked for already)
+                    read += 1
+                    yield from _file_hits(wanted, path, tools, indexes, trust=False)
+                elif trusted[1]:  # (no text that may hold it: most files, most queries)
+                    yield from _with_ids(path, list(_place_hits(wanted, path, *trusted)))
     finally:
         for index in indexes or ():
             index.save()  # one transaction per kind for the whole search
+
+
+def _spread(
+    wanted: Wanted,
+    tools: bool,
+    root: Path | None,
+    paths: list[str],
+    count: int,
+    indexes: list[FactsIndex] | None,
+) -> Iterator[SearchHit]:
+    """The hits in ``paths``, found by ``count`` worker processes, a run of files
+    each, in order; the rows they kept put in ``indexes``."""
+    runs = [(wanted, tools, root, list(run)) for run in runs_of(paths)]
+    for hits, rows in in_order(_search_run, runs, count):
+        yield from hits
+        for index, kept in zip(indexes or (), rows, strict=False):
+            index.put_rows(kept)
 
 
 def _indexes(root: Path | None, tools: bool, *, many: bool) -> list[FactsIndex] | None:
@@ -155,14 +179,6 @@ def _indexes(root: Path | None, tools: bool, *, many: bool) -> list[FactsIndex] 
         return None
     kinds = ("search", "search-tools") if tools else ("search",)
     return [FactsIndex(root, kind, _RECORD_VERSION, many=many) for kind in kinds]
-
-
-def _to_read(paths: list[str], indexes: list[FactsIndex] | None) -> int:
-    """How many files have no row a stat may answer for (a guess for those changed
-    since their row: deciding costs no stat)."""
-    if indexes is None:
-        return len(paths)
-    return sum(not all(index.may_know(index_key(path)) for index in indexes) for path in paths)
 
 
 def _search_run(

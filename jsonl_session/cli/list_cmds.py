@@ -237,7 +237,9 @@ def _print_lines(lines: Iterable[Line]) -> int:
             out().print(shown, end="")
             continue
         plain = "".join((line[0] if isinstance(line, tuple) else line) + "\n" for line in part)
-        sys.stdout.write(visible("\n".join(piece.rstrip(" ") for piece in plain.split("\n"))))
+        if " \n" in plain:  # (rare: a line that ends in a space)
+            plain = "\n".join(piece.rstrip(" ") for piece in plain.split("\n"))
+        sys.stdout.write(visible(plain))
     sys.stdout.flush()
     return printed
 

@@ -100,7 +100,6 @@ class FactsIndex:
         self._writer_file: tuple[int, int] | None = None  # its database's device and inode
         self._unreadable = False  # none there, or locked or damaged: read as empty
         self._unchanged: dict[str, tuple[str, str, bytes, bytes]] | None = None
-        self._trusted_files: set[str] | None = None
         self._pending: PendingRows = {}
         self._pending_bytes = 0
 
@@ -182,16 +181,6 @@ class FactsIndex:
             answers = [record_if_unchanged(row, info) for row in rows]
             records = [record for record in answers if record is not None]
             yield records if len(records) == len(answers) else None
-
-    def may_know(self, file: str) -> bool:
-        """Whether ``file`` has a row that `unchanged` may answer with (its file's
-        stat decides), without a stat: for judging how much is left to read."""
-        if not self._many:
-            return True
-        if self._trusted_files is None:
-            found = self._query(f"SELECT file FROM records WHERE {TRUSTED_ROWS}")
-            self._trusted_files = {row[0] for row in found}
-        return file in self._trusted_files
 
     def read_rows_of(self, files: Sequence[str]) -> None:
         """Read the rows a stat may answer for of ``files`` alone, those `unchanged`

@@ -21,7 +21,7 @@ from helpers_large import generate
 from locations import FIXTURES
 
 from jsonl_session import JsonlSessionError
-from jsonl_session.catalog import parallel
+from jsonl_session.catalog import parallel, search
 from jsonl_session.catalog.finding import session_files
 from jsonl_session.catalog.listing import list_sessions
 from jsonl_session.catalog.search import search_sessions
@@ -44,10 +44,12 @@ def folder(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def spread_small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers for a few files, in runs of 4 (the parent decides both); files count as
-    quiet as soon as stamped (the parent decides which rows a stat may answer for)."""
+    """Workers for a few files, in runs of 4 (the parent decides both), a search's
+    first window of 4 files read here; files count as quiet as soon as stamped (the
+    parent decides which rows a stat may answer for)."""
     monkeypatch.setattr(parallel, "PARALLEL_FROM", 8)
     monkeypatch.setattr(parallel, "RUN_FILES", 4)
+    monkeypatch.setattr(search, "_WINDOW", 4)
     monkeypatch.setattr(facts_index, "QUIET_NS", 0)
 
 
@@ -93,6 +95,26 @@ def test_workers_find_the_same_hits_in_the_same_order(
     found(folder, "the", cache=tmp_path / "alone", tools=True)
     for kind in ("search", "search-tools"):
         assert rows(tmp_path / "spread-True", kind) == rows(tmp_path / "alone", kind)
+
+
+def test_a_search_spreads_what_its_first_window_shows_is_left_to_read(
+    folder: Path,
+    tmp_path: Path,
+    spread_small: None,
+    calls_to: Callable[[object, str], list[tuple[Any, ...]]],
+) -> None:
+    """Cold, the first window's files are read here and the rest by the workers (as
+    many to read as in that window); warm, the indexes answer here, no worker asked."""
+    spread = calls_to(search, "in_order")
+    files = session_files(folder)
+    cold = found(folder, "the", cache=tmp_path / "cache", workers=2)
+    assert len(spread) == 1
+    (_, runs, count) = spread[0]
+    assert count == 2
+    assert [path for *_, run in runs for path in run] == [str(f) for f in files[4:]]
+    assert found(folder, "the", cache=tmp_path / "cache", workers=2) == cold
+    assert len(spread) == 1  # warm: no worker
+    assert found(folder, "the", cache=tmp_path / "cache", workers=1) == cold
 
 
 def test_a_search_stopped_at_its_limit_gives_the_first_hits(
