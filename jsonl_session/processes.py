@@ -5,7 +5,8 @@ Spawned, never forked: a fork of a process with threads (a progress bar's, or an
 embedding application's) can deadlock. A spawned worker imports the caller's
 ``__main__`` again, so a script that asks for workers must keep its work under
 ``if __name__ == "__main__":`` (the command line does); for that reason the library
-works in one process unless asked for ``workers``. What goes to the workers is each
+works in one process unless asked for ``workers``, and always for a script read from
+stdin (a worker could not import it again). What goes to the workers is each
 caller's: catalog/parallel.py (many files), views/slices.py (long exports),
 breakdown_spread.py (the figures of a long session). A caller that knows it will
 spread may start the pool early (`warm_pool`), so that the workers' start overlaps its
@@ -41,10 +42,26 @@ def usable_cores() -> int:
 
 def wanted_workers(workers: int | None) -> int:
     """The processes a caller asks for: ``workers``, None meaning one per usable core;
-    fewer than one is refused."""
+    fewer than one is refused. One, whatever was asked, when a spawned worker could
+    not import the caller's ``__main__`` again (`_main_respawnable`): the results are
+    the same in one process."""
     if workers is not None and workers < 1:
         raise JsonlSessionError(f"workers must be 1 or more (or None for each core), not {workers}")
+    if not _main_respawnable():
+        return 1
     return usable_cores() if workers is None else workers
+
+
+def _main_respawnable() -> bool:
+    """Whether a spawned process can run the caller's ``__main__`` again, as spawning
+    does: by its module name (``python -m``), by its file, or not at all (``python
+    -c``, an interactive session). A script read from stdin or a pipe names a file
+    that is not there ("<stdin>"), and every worker would die starting."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None:
+        return True
+    return os.path.isfile(path)
 
 
 def spawned_pool(workers: int) -> ProcessPoolExecutor:

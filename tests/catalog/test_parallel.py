@@ -5,6 +5,7 @@ the workers read kept by the calling process as if it had read the files itself.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sqlite3
@@ -132,6 +133,27 @@ def test_few_files_are_read_in_this_process() -> None:
     assert parallel.worker_count(1, parallel.PARALLEL_FROM * 10) == 1
     with pytest.raises(JsonlSessionError, match="workers must be 1 or more"):
         parallel.worker_count(0, 10)
+
+
+def test_a_script_read_from_stdin_asking_for_workers_lists_in_one_process(
+    folder: Path,
+) -> None:
+    """A spawned worker cannot run a ``__main__`` read from stdin again (its file,
+    "<stdin>", is not there): every worker would die starting, so the work is done
+    here, with the same result."""
+    script = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from jsonl_session.catalog import parallel\n"
+        "parallel.PARALLEL_FROM, parallel.RUN_FILES = 8, 4\n"
+        "from jsonl_session import list_sessions\n"
+        "infos = list_sessions(Path(sys.argv[1]), cache=False, workers=2)\n"
+        "print(json.dumps([info.to_dict() for info in infos]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-", str(folder)], input=script, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == listed(folder, cache=False)
 
 
 def test_the_command_lists_thousands_of_files_with_two_workers(tmp_path: Path) -> None:
