@@ -38,12 +38,12 @@ if TYPE_CHECKING:
     from jsonl_session.catalog.finding import session_file_texts, session_files
     from jsonl_session.catalog.listing import (
         Progress,
-        SessionInfo,
         latest_session,
         list_sessions,
         session_info,
     )
     from jsonl_session.catalog.search import SearchHit, search_sessions
+    from jsonl_session.catalog.session_info import SessionInfo
     from jsonl_session.compaction import (
         AnthropicSummarizer,
         BranchSummaryResult,
@@ -225,7 +225,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "message_text": ("messages", "message_text"),
     "Session": ("session", "Session"),
     "Progress": ("catalog.listing", "Progress"),
-    "SessionInfo": ("catalog.listing", "SessionInfo"),
+    "SessionInfo": ("catalog.session_info", "SessionInfo"),
     "latest_session": ("catalog.listing", "latest_session"),
     "list_sessions": ("catalog.listing", "list_sessions"),
     "session_file_texts": ("catalog.finding", "session_file_texts"),

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from jsonl_session.catalog.finding import session_files
-from jsonl_session.catalog.listing import SessionInfo, list_sessions
+from jsonl_session.catalog.listing import list_sessions
 from jsonl_session.catalog.search import search_sessions
+from jsonl_session.catalog.session_info import SessionInfo
 from jsonl_session.context import EMPTY_LEAF
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.integrations.budget import SUMMARY_WIDTH, cut, json_safe, tail_within

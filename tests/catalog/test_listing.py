@@ -28,13 +28,13 @@ from jsonl_session.catalog import listing
 from jsonl_session.catalog.finding import files_of, session_files
 from jsonl_session.catalog.listing import (
     NO_MESSAGES,
-    SessionInfo,
     latest_session,
     list_sessions,
     session_info,
 )
 from jsonl_session.catalog.listing_facts import EPOCH, Facts, HeaderFacts, from_ms, kept_moment
 from jsonl_session.catalog.search import SearchHit, search_sessions
+from jsonl_session.catalog.session_info import SessionInfo
 from jsonl_session.cli import app
 from jsonl_session.storage import facts_index
 from jsonl_session.storage.facts_rows import index_key, index_keys
