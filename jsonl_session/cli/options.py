@@ -251,8 +251,10 @@ def progress_bar(label: str) -> Iterator[Progress]:
     holder: dict[str, tuple[Bar, TaskID]] = {}
     shown_at = [0.0]
     # Asked once: the callback runs for each of 100,000 files, where asking the
-    # console each time cost more than listing a file from the cache.
-    on_terminal = err().is_terminal
+    # console each time cost more than listing a file from the cache. isatty, not
+    # rich's is_terminal: FORCE_COLOR must not send a bar into a log, and a command
+    # into a pipe or a file then imports no rich (0.05 s) for its bar.
+    on_terminal = _stderr_is_terminal()
 
     def report(done: int, total: int) -> None:
         if not on_terminal:
@@ -277,6 +279,13 @@ def progress_bar(label: str) -> Iterator[Progress]:
     finally:
         if "bar" in holder:
             holder["bar"][0].stop()
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # none, or closed
+        return False
 
 
 @contextlib.contextmanager

@@ -87,6 +87,21 @@ def on_a_terminal(*args: str | Path, columns: int) -> str:
     return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
+# The command line with its progress bar shown at once, which writes the rich modules
+# it imported to the file named first
+_PROGRESS_AT_ONCE = (
+    "import atexit, sys\n"
+    "from jsonl_session.cli import main, options\n"
+    "options.PROGRESS_AFTER_SECONDS = 0\n"
+    "out, sys.argv = sys.argv[1], ['jsonl-session', *sys.argv[2:]]\n"
+    "def note():\n"
+    "    with open(out, 'w') as f:\n"
+    "        f.write(' '.join(sorted(m for m in sys.modules if m.startswith('rich'))))\n"
+    "atexit.register(note)\n"
+    "main()\n"
+)
+
+
 def linear_session(folder: Path, turns: int, **labels: int) -> tuple[Session, list[str]]:
     """A session of ``turns`` question-and-answer pairs in one chain; ``labels``: text
     → index of the entry to label."""
@@ -347,6 +362,31 @@ class TestOutputForPipes:
         assert 59 <= cell_len(first) <= 60 and first.endswith("…")
         wide = on_a_terminal("list", tmp_path, columns=250).splitlines()[0]
         assert wide.endswith(WIDE_TEXT[-4:]) and cell_len(wide) < 250
+
+    def test_list_shows_its_progress_on_a_terminal_only(self, tmp_path: Path) -> None:
+        """The bar (here at once, not after half a second) goes to stderr on a
+        terminal; into a pipe there is none, even with FORCE_COLOR, and no rich."""
+        session = Session.create(cwd="/p", session_dir=tmp_path, fsync="never")
+        session.append_message(user("hello"))
+        command = [sys.executable, "-c", _PROGRESS_AT_ONCE, str(tmp_path / "modules")]
+        env = {**os.environ, "FORCE_COLOR": "1"}
+        piped = subprocess.run(
+            [*command, "list", str(tmp_path)], capture_output=True, text=True, env=env
+        )
+        assert piped.returncode == 0, piped.stderr
+        assert piped.stderr == "" and "hello" in piped.stdout
+        assert (tmp_path / "modules").read_text() == ""  # no rich imported
+        leader, follower = pty.openpty()
+        shown = subprocess.run(
+            [*command, "list", str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env={**env, "TERM": "xterm"},
+        )
+        os.close(follower)
+        drawn = os.read(leader, 65536)
+        os.close(leader)
+        assert shown.returncode == 0 and b"reading sessions" in drawn
 
     @pytest.mark.parametrize(
         "args",
