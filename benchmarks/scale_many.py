@@ -274,8 +274,11 @@ def bench_warm_search(
 def bench_fresh_processes(report: Report, folder: Path, stat: float, runs: int) -> None:
     """The warm `list_sessions` and `search_sessions` again, each as the first call of
     a fresh process, as a user's script runs them (this process has written the
-    sessions and read them all for the floors). A first call costs about 0.1 s more
-    than later ones in a process that listed before (not its imports)."""
+    sessions and read them all for the floors). A first call costs 0.05-0.1 s more
+    than later ones in a process that listed before: not its imports, but the memory
+    it first takes (a listing of 100,000 faulted in 35,000 pages the first time,
+    10,000 the next). This process's own warm figure has come out both below and
+    above this one."""
     from generate import SEARCH_WORD
 
     for what, args in (
