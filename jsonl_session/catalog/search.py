@@ -43,6 +43,7 @@ from jsonl_session.catalog.search_texts import (
     session_id_of,
 )
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.processes import wanted_workers
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
 from jsonl_session.storage.facts_index import FactsIndex, PendingRows, now_ns
 from jsonl_session.storage.facts_rows import index_key, index_keys
@@ -117,6 +118,7 @@ _WINDOW = 500  # files whose kept texts are read at once (and held: a window's, 
 def _search(
     query: str, files: Iterable[Path | str], tools: bool, cache: CacheOption, workers: int | None
 ) -> Iterator[SearchHit]:
+    wanted_workers(workers)  # (refused before any hit, however many files)
     root = cache_root(cache)
     indexes = _indexes(root, tools, many=True)
     paths = [os.fspath(file) for file in files]  # (a hit holds its file's path as text)
@@ -134,10 +136,11 @@ def _search(
         read = 0  # files of the windows so far that the indexes did not answer for
         for at in range(0, len(paths), _WINDOW):
             if at and workers != 1:
-                # As many left to read as in the windows so far: a guess made without
-                # a pass over the index (reading the trust of every row cost a warm
-                # search of 100,000 files a sixth of its time)
-                count = worker_count(workers, read * (len(paths) - at) // at)
+                # Those read so far and as many again in what is left as in the windows
+                # so far: a guess at the files to read made without a pass over the
+                # index (reading the trust of every row cost a warm search of 100,000
+                # files a sixth of its time)
+                count = worker_count(workers, read + read * (len(paths) - at) // at)
                 if count > 1:
                     yield from _spread(wanted, tools, root, paths[at:], count, indexes)
                     return

@@ -3,7 +3,7 @@ read as a dict (``to_dict``, what ``list --json`` prints).
 
 Owns the object and its conversions (a Path and datetimes made when asked for, and
 taken where the text and milliseconds go). What each field holds, by pi's listing
-rules, is listing.py's; keeping the answers of a warm listing, listing_snapshot.py's.
+rules, is listing.py's.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class SessionInfo(msgspec.Struct, frozen=True, gc=False):
 
     @property
     def modified(self) -> datetime:
-        """When the session last changed, by pi's rules (see the module docstring)."""
+        """When the session last changed, by pi's rules (see listing.py's docstring)."""
         return _moment(self.modified_ms / 1000, UTC)
 
     def to_dict(self) -> dict[str, Any]:

@@ -148,7 +148,10 @@ class _LocalMinutes:
             if offset is _UNKNOWN:
                 offset = self._offsets[hour] = _steady_offset(hour)
         if offset is None:
-            return info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+            try:
+                return info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+            except (OverflowError, ValueError, OSError):  # local time past what a datetime holds
+                return info.modified.strftime("%Y-%m-%d %H:%M UTC")
         day, minute = divmod((ms + offset) // 60_000, 1440)
         written = self._dates.get(day)
         if written is None:

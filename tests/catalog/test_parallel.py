@@ -118,6 +118,30 @@ def test_a_search_spreads_what_its_first_window_shows_is_left_to_read(
     assert found(folder, "the", cache=tmp_path / "cache", workers=1) == cold
 
 
+def test_a_search_spreads_when_the_files_to_read_reach_the_threshold_with_those_read(
+    folder: Path,
+    tmp_path: Path,
+    spread_small: None,
+    monkeypatch: pytest.MonkeyPatch,
+    calls_to: Callable[[object, str], list[tuple[Any, ...]]],
+) -> None:
+    """As many files to read as the threshold, cold: spread, though those left after
+    the first window are fewer (the threshold is of the files to read, as told)."""
+    files = session_files(folder)
+    monkeypatch.setattr(parallel, "PARALLEL_FROM", len(files))
+    spread = calls_to(search, "in_order")
+    found(folder, "the", cache=tmp_path / "cache", workers=2)
+    assert len(spread) == 1
+
+
+def test_workers_below_one_are_refused_before_any_hit(folder: Path, tmp_path: Path) -> None:
+    files = session_files(folder)
+    for cache in (tmp_path / "cache", False):
+        hits = search_sessions("the", files, cache=cache, workers=0)
+        with pytest.raises(JsonlSessionError, match="workers must be 1 or more"):
+            next(hits)
+
+
 def test_a_search_stopped_at_its_limit_gives_the_first_hits(
     folder: Path, spread_small: None
 ) -> None:

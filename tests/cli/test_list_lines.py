@@ -122,3 +122,11 @@ def test_a_time_of_a_fraction_of_a_millisecond_shows_the_minute_its_datetime_doe
     assert not float(info.modified_ms).is_integer()
     shown = listed_in("UTC", tmp_path)[0].split("  ")[0]
     assert shown == info.modified.strftime("%Y-%m-%d %H:%M") == "2025-06-15 15:07"
+
+
+def test_a_time_whose_local_date_no_datetime_holds_is_shown_in_utc(tmp_path: Path) -> None:
+    """The last millisecond of 9999 (UTC) is in 10000 east of Greenwich: the listing
+    shows it in UTC rather than stop."""
+    write_session(tmp_path / "s.jsonl", 253_402_300_799_999, "question")
+    shown = listed_in("Europe/Amsterdam", tmp_path)[0].split("  ")[0]
+    assert shown == "9999-12-31 23:59 UTC"
