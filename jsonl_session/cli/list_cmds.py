@@ -239,7 +239,7 @@ def _print_lines(lines: Iterable[Line]) -> int:
                 shown.append(text + "\n", style=style)
             out().print(shown, end="")
             continue
-        plain = "".join((line[0] if isinstance(line, tuple) else line) + "\n" for line in part)
+        plain = "\n".join([line if line.__class__ is str else line[0] for line in part]) + "\n"
         if " \n" in plain:  # (rare: a line that ends in a space)
             plain = "\n".join(piece.rstrip(" ") for piece in plain.split("\n"))
         sys.stdout.write(visible(plain))
