@@ -278,9 +278,10 @@ def latest(
     if as_json:
         print_json(found.to_dict())
         return
-    from rich.text import Text
+    from jsonl_session.cli.terminal_text import visible
 
-    out().print(Text(str(found.path)))
+    # what the console prints, without rich (a script's $(jsonl-session latest))
+    sys.stdout.write(visible(found.path_text) + "\n")
 
 
 @reports_errors

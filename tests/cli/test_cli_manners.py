@@ -363,6 +363,29 @@ class TestOutputForPipes:
         wide = on_a_terminal("list", tmp_path, columns=250).splitlines()[0]
         assert wide.endswith(WIDE_TEXT[-4:]) and cell_len(wide) < 250
 
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ("list", FIXTURES),
+            ("search", "the", FIXTURES),
+            ("latest", FIXTURES, "--cwd", "/home/dev/projects/todo-api"),
+            ("export", "-f", "markdown", FIXTURES / "tool-calls.jsonl"),
+            ("textconv", FIXTURES / "tool-calls.jsonl"),
+            ("show", "--json", FIXTURES / "tool-calls.jsonl"),
+        ],
+    )
+    def test_commands_into_a_pipe_import_no_rich(
+        self, tmp_path: Path, args: tuple[str | Path, ...]
+    ) -> None:
+        """What they print into a pipe is plain text: rich, 0.05 s to import and set
+        up, would be most of their time on a small session."""
+        modules = tmp_path / "modules"
+        command = [sys.executable, "-c", _PROGRESS_AT_ONCE, str(modules), *map(str, args)]
+        env = {**os.environ, "JSONL_SESSION_NO_CACHE": "1"}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout and modules.read_text() == ""
+
     def test_list_shows_its_progress_on_a_terminal_only(self, tmp_path: Path) -> None:
         """The bar (here at once, not after half a second) goes to stderr on a
         terminal; into a pipe there is none, even with FORCE_COLOR, and no rich."""
