@@ -2,11 +2,12 @@
 prompt and tools a transcript's system messages add up to.
 
 Owns reading pi's message content (a string, or a list of blocks) as text, blocks,
-images and tool calls; `plain_message`, the one wording by which summaries, custom
-messages and shell commands become user text; and replaying system messages (pi 1.5)
-into the current system message, prompt text and tools. Providers, compaction, views
-and the catalog take text from content through here; turning blocks into another
-shape (an API's blocks, a transcript's parts) stays with the module that does it.
+images and tool calls, and a text on one line (`single_spaced`); `plain_message`,
+the one wording by which summaries, custom messages and shell commands become user
+text; and replaying system messages (pi 1.5) into the current system message, prompt
+text and tools. Providers, compaction, views and the catalog take text from content
+through here; turning blocks into another shape (an API's blocks, a transcript's
+parts) stays with the module that does it.
 Applying plain roles and repairing a history for an API is providers/history.py's;
 what an entry looks like on one line is views/describe.py's. Pure: no I/O.
 """
@@ -17,6 +18,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from jsonl_session.format.walk import as_text
+
+
+def single_spaced(text: str) -> str:
+    """``text`` on one line: its runs of white space made one space, none at either
+    end (``" ".join(text.split())``). Printable text with no two spaces together
+    (most text) is that already but for a space at an end, U+0020 being the only
+    printable white space: it is not split and joined, which cost a search's snippets
+    and a listing's titles most of their time."""
+    if text.isprintable() and "  " not in text:
+        return text.strip(" ")
+    return " ".join(text.split())
 
 
 def content_blocks(content: Any) -> list[dict[str, Any]]:

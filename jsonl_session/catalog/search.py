@@ -43,6 +43,7 @@ from jsonl_session.catalog.search_texts import (
     session_id_of,
 )
 from jsonl_session.errors import JsonlSessionError
+from jsonl_session.messages import single_spaced
 from jsonl_session.processes import wanted_workers
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
 from jsonl_session.storage.facts_index import FactsIndex, PendingRows, now_ns
@@ -135,7 +136,7 @@ def _search(
         sieve = wanted.sieve()
         read = 0  # files of the windows so far that the indexes did not answer for
         for at in range(0, len(paths), _WINDOW):
-            if at and workers != 1:
+            if at and read and workers != 1:  # (none read so far: nothing to spread)
                 # Those read so far and as many again in what is left as in the windows
                 # so far: a guess at the files to read made without a pass over the
                 # index (reading the trust of every row cost a warm search of 100,000
@@ -409,9 +410,5 @@ def _probe(needle: str) -> tuple[str, str] | None:
 def _snippet(text: str, at: int, length: int) -> str:
     start = max(0, at - SNIPPET_CHARS)
     end = min(len(text), at + length + SNIPPET_CHARS)
-    middle = text[start:end]
-    # Only U+0020 is both printable and white space: such a stretch with no two spaces
-    # together and none at an end is what splitting and joining would give back.
-    if not middle.isprintable() or "  " in middle or middle[:1] == " " or middle[-1:] == " ":
-        middle = " ".join(middle.split())
+    middle = single_spaced(text[start:end])
     return ("…" if start > 0 else "") + middle + ("…" if end < len(text) else "")

@@ -1,9 +1,10 @@
 """Cutting text to the terminal cells it takes, as rich measures them, for the lines
 of `list`, `tree` and `inspect` (a wide CJK character takes two cells).
 
-Owns `fit` and `one_line` and the fast paths that make them cheap for the common text
-of 100,000 titles: rich is imported only for text those paths cannot measure. Where
-lines go and how they are styled is options.py's and each command's.
+Owns `fit`, `one_line` and `single_spaced`, and the fast paths that make them cheap
+for the common text of 100,000 titles: rich is imported only for text those paths
+cannot measure. Where lines go and how they are styled is options.py's and each
+command's.
 """
 
 from __future__ import annotations
@@ -78,5 +79,15 @@ def _fit_by_characters(text: str, head: str, width: int) -> str:
 def one_line(text: str, width: int = 72) -> str:
     """``text`` on one line (runs of whitespace made one space), cut to ``width``
     terminal cells."""
-    flat = " ".join(text.split())
+    flat = single_spaced(text)
     return flat if len(flat) <= width // 2 else fit(flat, width)
+
+
+def single_spaced(text: str) -> str:
+    """``" ".join(text.split())``, without splitting printable text that has no two
+    spaces together (U+0020 is the only printable white space): the library's
+    messages.single_spaced, which the command line does not import (it calls only the
+    public API)."""
+    if text.isprintable() and "  " not in text:
+        return text.strip(" ")
+    return " ".join(text.split())

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jsonl_session.cli.cells import fit
+from jsonl_session.cli.cells import fit, single_spaced
 from jsonl_session.cli.options import (
     AgentOption,
     AllOption,
@@ -191,25 +191,14 @@ def _one_line_head(text: str, room: int) -> str:
     (fit's fast path), else ``4 * room + 4``; without splitting all of a long first
     message, nor its first few hundred characters when a hundred will do."""
     for chars in (room + 1, 4 * room + 5):
-        head = _one_line(text[: chars + 64])
+        head = single_spaced(text[: chars + 64])
         if len(text) <= chars + 64:
             return head  # all of it
         if len(head) >= chars:
             start = head[: room + 1]
             if chars > room + 1 or (start.isascii() and start.isprintable()):
                 return head
-    return _one_line(text)  # more whitespace than text in its head
-
-
-def _one_line(text: str) -> str:
-    """``text`` with its runs of whitespace made one space. In printable text with no
-    two spaces together (most text) the only white space is single spaces (U+0020 is
-    the only printable white space), so its one-line form is the text without a space
-    at either end: split and joined, the heads of first messages took half of the
-    lines of a listing."""
-    if text.isprintable() and "  " not in text:
-        return text.strip(" ")
-    return " ".join(text.split())
+    return single_spaced(text)  # more whitespace than text in its head
 
 
 def _hit_lines(hits: Iterable[SearchHit]) -> Iterator[Line]:

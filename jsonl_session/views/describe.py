@@ -12,17 +12,17 @@ from typing import Any
 
 from jsonl_session.format.entry import StoredEntry
 from jsonl_session.format.walk import as_text
-from jsonl_session.messages import message_text
+from jsonl_session.messages import message_text, single_spaced
 
 
 def one_line(text: str, width: int = 72) -> str:
     # The start of a long text says as much: its words joined are the start of the
     # whole text's (a word cut at the end is the start of that word), so when they
     # are already too many the whole text need not be split.
-    start = " ".join(text[: 2 * width + 64].split())
+    start = single_spaced(text[: 2 * width + 64])
     if len(start) > width > 0:
         return start[: width - 1] + "…"
-    flat = " ".join(text.split())
+    flat = single_spaced(text)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
