@@ -347,7 +347,13 @@ def _describe_run(
     path, which the caller has), and the rows to keep for them."""
     root, paths = run
     index = FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=False) if root else None
-    infos = [_fields_after_path(_read_and_describe(path, index_key(path), index)) for path in paths]
+    keys = index_keys(paths)
+    if index is not None:
+        index.read_rows_for(keys)
+    infos = [
+        _fields_after_path(_read_and_describe(path, key, index))
+        for path, key in zip(paths, keys, strict=True)
+    ]
     return infos, index.take_pending() if index is not None else {}
 
 

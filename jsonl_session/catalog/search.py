@@ -191,6 +191,9 @@ def _search_run(
     """In a worker: the hits in the files of a run, and the rows to keep for them."""
     wanted, tools, root, paths = run
     indexes = _indexes(root, tools, many=False)
+    keys = index_keys(paths)
+    for index in indexes or ():
+        index.read_rows_for(keys)
     hits = [hit for path in paths for hit in _file_hits(wanted, path, tools, indexes)]
     return hits, [index.take_pending() for index in indexes or ()]
 

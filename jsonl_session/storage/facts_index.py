@@ -60,6 +60,7 @@ second on some file systems) could leave the times as they were."""
 SAVE_FROM_BYTES = 2 * 2**20
 """Records waiting to be written past this many bytes are written at once (a
 transaction of their own), so that reading many files keeps a bounded part of them."""
+_ROW = "file, unchanged, stamp, record, taken_ns"  # a row as `get` reads it
 _PARAMETERS = 500  # files named in one query (SQLite before 3.32 allows 999 values)
 _WAIT_SECONDS = 2.0  # for another process's transaction, then go on without the index
 _stamp_encoder = msgspec.msgpack.Encoder()
@@ -100,6 +101,7 @@ class FactsIndex:
         self._writer_file: tuple[int, int] | None = None  # its database's device and inode
         self._unreadable = False  # none there, or locked or damaged: read as empty
         self._unchanged: dict[str, tuple[str, str, bytes, bytes]] | None = None
+        self._rows: dict[str, tuple[Any, ...] | None] = {}  # `read_rows_for`'s, by file
         self._pending: PendingRows = {}
         self._pending_bytes = 0
 
@@ -110,6 +112,11 @@ class FactsIndex:
         one comparison for each file."""
         if self._many:
             kept = self._known().pop(file, None)  # handed over once: not held twice
+        elif file in self._rows:
+            # any row: the `unchanged` of one a stat may not answer for (TRUSTED_ROWS)
+            # starts with "-" or is not text, never what a stat makes
+            row = self._rows[file]
+            kept = row[:4] if row is not None else None
         else:
             found = self._query(
                 "SELECT file, unchanged, stamp, record FROM records"
@@ -203,12 +210,14 @@ class FactsIndex:
         none: damaged, or given another row's record or stamp (`own_check_holds`; a
         row an earlier release wrote without one is taken on its stamp, which the
         caller checks against the file)."""
-        found = self._query(
-            "SELECT stamp, taken_ns, record, unchanged FROM records WHERE file = ?", file
-        )
-        if not found:
+        if file in self._rows:
+            row = self._rows[file]
+        else:
+            found = self._query(f"SELECT {_ROW} FROM records WHERE file = ?", file)
+            row = found[0] if found else None
+        if row is None:
             return None
-        stamp, taken_ns, record, unchanged = found[0]
+        _, unchanged, stamp, record, taken_ns = row
         if not isinstance(taken_ns, int) or not isinstance(record, bytes):
             return None  # a damaged row: its file is read
         if not isinstance(stamp, bytes) or not own_check_holds(unchanged, stamp, record):
@@ -217,6 +226,21 @@ class FactsIndex:
             return IndexedRecord(_stamp_decoder.decode(stamp), taken_ns, record)
         except (msgspec.MsgspecError, TypeError):
             return None
+
+    def read_rows_for(self, files: Sequence[str]) -> None:
+        """Read the rows of ``files`` (absolute paths) now, a query for each
+        `_PARAMETERS` of them, for the `get` and `unchanged` of each that follow, in
+        place of any read so far: a worker's run of files. Asked one at a time, the
+        workers of a first listing of 100,000 files made as many queries, once the
+        rows written meanwhile had made the database, and found nothing. A file not
+        named is asked of the database as before."""
+        rows: dict[str, tuple[Any, ...] | None] = dict.fromkeys(files)
+        for start in range(0, len(files), _PARAMETERS):
+            part = files[start : start + _PARAMETERS]
+            marks = ", ".join("?" * len(part))
+            for row in self._query(f"SELECT {_ROW} FROM records WHERE file IN ({marks})", *part):
+                rows[row[0]] = row
+        self._rows = rows
 
     def _known(self) -> dict[str, tuple[str, str, bytes, bytes]]:
         """The rows a stat may answer for, read at the first call: file -> its row

@@ -24,6 +24,7 @@ from jsonl_session import list_sessions
 from jsonl_session.catalog import listing, search, search_kept
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage import facts_index
+from jsonl_session.storage.facts_rows import check_only
 from jsonl_session.storage.stamps import (
     NOT_SUMMED,
     WHOLE_CHECK_BYTES,
@@ -607,3 +608,66 @@ def test_a_warm_search_of_tool_output_too_stats_each_file_once(
     assert searched(sessions, cache, "a", tools=True) == expected
     stated = [str(args[0]) for args in stats if str(args[0]).endswith(".jsonl")]
     assert sorted(stated) == sorted(map(str, files))  # each once
+
+
+def _worker_runs(cache: Path, paths: list[str]) -> dict[str, Callable[[], Any]]:
+    """What a listing's and a search's worker make of a run of files (its rows' times
+    of taking left out: they differ from one run to the next)."""
+    wanted = search.Wanted.of("a")
+
+    def listing_run() -> Any:
+        infos, rows = listing._describe_run((cache, paths))
+        return infos, {file: row[:2] + row[3:] for file, row in rows.items()}
+
+    def search_run() -> Any:
+        hits, kept = search._search_run((wanted, False, cache, paths))
+        rows = [{file: row[:2] + row[3:] for file, row in each.items()} for each in kept]
+        return [hit.to_dict() for hit in hits], rows
+
+    return {"listing-5": listing_run, "search-4": search_run}
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+@pytest.mark.parametrize("kind", ["listing-5", "search-4"])
+def test_a_workers_run_reads_its_rows_in_one_query_and_makes_what_it_made_a_row_at_a_time(
+    sessions: Path, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of every sort: trusted on a stat, of a file appended to since, holding its
+    check alone (stamped while its file was not quiet), given another row's record, and
+    none."""
+    cache = tmp_path / "cache"
+    assert listed(sessions, cache) and searched(sessions, cache, "a")
+    paths = sorted(map(str, sessions.glob("*.jsonl")))
+    with open(paths[0], "a", encoding="utf-8") as grown:
+        grown.write(json.dumps({"type": "custom", "id": "grown01", "parentId": None}) + "\n")
+    with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db, db:
+        stamp_bytes, record = db.execute(
+            "SELECT stamp, record FROM records WHERE file = ?", (paths[1],)
+        ).fetchone()
+        db.execute(
+            "UPDATE records SET unchanged = ? WHERE file = ?",
+            (check_only(stamp_bytes, record), paths[1]),
+        )
+        db.execute(
+            "UPDATE records SET record = (SELECT record FROM records WHERE file = ?)"
+            " WHERE file = ?",
+            (paths[3], paths[2]),
+        )
+        db.execute("DELETE FROM records WHERE file = ?", (paths[4],))
+    run = _worker_runs(cache, paths)[kind]
+    queries: list[str] = []
+    real_query = facts_index.FactsIndex._query
+
+    def counting(index: facts_index.FactsIndex, query: str, *values: str) -> list[Any]:
+        queries.append(query)
+        return real_query(index, query, *values)
+
+    monkeypatch.setattr(facts_index.FactsIndex, "_query", counting)
+    together = run()
+    assert len(queries) == 1  # twelve files: one query for all their rows
+    monkeypatch.setattr(facts_index.FactsIndex, "read_rows_for", lambda index, files: None)
+    queries.clear()
+    one_at_a_time = run()
+    assert len(queries) >= len(paths)  # one a file (a search: two)
+    assert together == one_at_a_time
+    assert together[1]  # rows made again: the grown, damaged and missing ones at least
