@@ -323,7 +323,8 @@ def _described(
         else:
             root = cache_root(cache)
             positions = runs_of(to_read)
-            runs = [(root, [files[at] for at in run]) for run in positions]
+            ask = index is not None and not index.absent  # (else a first listing)
+            runs = [(root, [files[at] for at in run], ask) for run in positions]
             for run, (infos, rows) in zip(
                 positions, in_order(_describe_run, runs, count), strict=True
             ):
@@ -341,15 +342,16 @@ def _described(
 
 
 def _describe_run(
-    run: tuple[Path | None, list[str]],
+    run: tuple[Path | None, list[str], bool],
 ) -> tuple[list[tuple[Any, ...]], PendingRows]:
     """In a worker: the files of a run described (each SessionInfo's fields but its
-    path, which the caller has), and the rows to keep for them."""
-    root, paths = run
+    path, which the caller has), and the rows to keep for them; the rows kept for
+    them read first unless the run says none were (`FactsIndex.read_rows_for`)."""
+    root, paths, ask = run
     index = FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=False) if root else None
     keys = index_keys(paths)
     if index is not None:
-        index.read_rows_for(keys)
+        index.read_rows_for(keys, ask=ask)
     infos = [
         _fields_after_path(_read_and_describe(path, key, index))
         for path, key in zip(paths, keys, strict=True)

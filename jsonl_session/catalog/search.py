@@ -170,7 +170,9 @@ def _spread(
 ) -> Iterator[SearchHit]:
     """The hits in ``paths``, found by ``count`` worker processes, a run of files
     each, in order; the rows they kept put in ``indexes``."""
-    runs = [(wanted, tools, root, list(run)) for run in runs_of(paths)]
+    # (the rows of a first search's files are not asked for: there were none)
+    ask = indexes is not None and not all(index.absent for index in indexes)
+    runs = [(wanted, tools, root, list(run), ask) for run in runs_of(paths)]
     for hits, rows in in_order(_search_run, runs, count):
         yield from hits
         for index, kept in zip(indexes or (), rows, strict=False):
@@ -186,14 +188,15 @@ def _indexes(root: Path | None, tools: bool, *, many: bool) -> list[FactsIndex] 
 
 
 def _search_run(
-    run: tuple[Wanted, bool, Path | None, list[str]],
+    run: tuple[Wanted, bool, Path | None, list[str], bool],
 ) -> tuple[list[SearchHit], list[PendingRows]]:
-    """In a worker: the hits in the files of a run, and the rows to keep for them."""
-    wanted, tools, root, paths = run
+    """In a worker: the hits in the files of a run, and the rows to keep for them;
+    the rows kept for them read first unless the run says none were."""
+    wanted, tools, root, paths, ask = run
     indexes = _indexes(root, tools, many=False)
     keys = index_keys(paths)
     for index in indexes or ():
-        index.read_rows_for(keys)
+        index.read_rows_for(keys, ask=ask)
     hits = [hit for path in paths for hit in _file_hits(wanted, path, tools, indexes)]
     return hits, [index.take_pending() for index in indexes or ()]
 

@@ -100,6 +100,7 @@ class FactsIndex:
         self._writer: sqlite3.Connection | None = None  # kept between saves, see `save`
         self._writer_file: tuple[int, int] | None = None  # its database's device and inode
         self._unreadable = False  # none there, or locked or damaged: read as empty
+        self._absent = False  # none there when first read
         self._unchanged: dict[str, tuple[str, str, bytes, bytes]] | None = None
         self._rows: dict[str, tuple[Any, ...] | None] = {}  # `read_rows_for`'s, by file
         self._pending: PendingRows = {}
@@ -227,15 +228,23 @@ class FactsIndex:
         except (msgspec.MsgspecError, TypeError):
             return None
 
-    def read_rows_for(self, files: Sequence[str]) -> None:
+    @property
+    def absent(self) -> bool:
+        """Whether there was no database when this index was first read: a first
+        listing or search, whose files have no rows (but those it writes)."""
+        return self._absent
+
+    def read_rows_for(self, files: Sequence[str], *, ask: bool = True) -> None:
         """Read the rows of ``files`` (absolute paths) now, a query for each
         `_PARAMETERS` of them, for the `get` and `unchanged` of each that follow, in
         place of any read so far: a worker's run of files. Asked one at a time, the
         workers of a first listing of 100,000 files made as many queries, once the
         rows written meanwhile had made the database, and found nothing. A file not
-        named is asked of the database as before."""
+        named is asked of the database as before. Without ``ask``, none of them has a
+        row, and nothing is opened: the listing that hands out the run found no
+        database (`absent`); a row another process wrote meanwhile only goes unused."""
         rows: dict[str, tuple[Any, ...] | None] = dict.fromkeys(files)
-        for start in range(0, len(files), _PARAMETERS):
+        for start in range(0, len(files) if ask else 0, _PARAMETERS):
             part = files[start : start + _PARAMETERS]
             marks = ", ".join("?" * len(part))
             for row in self._query(f"SELECT {_ROW} FROM records WHERE file IN ({marks})", *part):
@@ -363,7 +372,7 @@ class FactsIndex:
         try:
             if self._db is None:
                 if not self.path.exists():
-                    self._unreadable = True  # none yet: this listing makes it
+                    self._unreadable = self._absent = True  # none yet: this listing makes it
                     return []
                 self._db = self._connect(create=False)
             return self._db.execute(query, values).fetchall()

@@ -616,11 +616,11 @@ def _worker_runs(cache: Path, paths: list[str]) -> dict[str, Callable[[], Any]]:
     wanted = search.Wanted.of("a")
 
     def listing_run() -> Any:
-        infos, rows = listing._describe_run((cache, paths))
+        infos, rows = listing._describe_run((cache, paths, True))
         return infos, {file: row[:2] + row[3:] for file, row in rows.items()}
 
     def search_run() -> Any:
-        hits, kept = search._search_run((wanted, False, cache, paths))
+        hits, kept = search._search_run((wanted, False, cache, paths, True))
         rows = [{file: row[:2] + row[3:] for file, row in each.items()} for each in kept]
         return [hit.to_dict() for hit in hits], rows
 
@@ -655,6 +655,51 @@ def test_a_workers_run_reads_its_rows_in_one_query_and_makes_what_it_made_a_row_
         )
         db.execute("DELETE FROM records WHERE file = ?", (paths[4],))
     run = _worker_runs(cache, paths)[kind]
+    queries = calls_to_query(monkeypatch)
+    together = run()
+    assert len(queries) == 1  # twelve files: one query for all their rows
+    monkeypatch.setattr(facts_index.FactsIndex, "read_rows_for", lambda *args, **kwargs: None)
+    queries.clear()
+    one_at_a_time = run()
+    assert len(queries) >= len(paths)  # one a file (a search: two)
+    assert together == one_at_a_time
+    assert together[1]  # rows made again: the grown, damaged and missing ones at least
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+def test_the_workers_of_a_first_listing_ask_for_no_rows_and_those_of_a_later_one_do(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing that found no database tells its workers so: they open none (the
+    rows it writes meanwhile are of other files), and describe the files as read."""
+    handed: list[tuple[Any, ...]] = []
+
+    def here(work: Callable[[Any], Any], runs: list[Any], count: int) -> Any:
+        handed.extend(runs)
+        return map(work, runs)  # each run worked in this process, in order
+
+    monkeypatch.setattr(listing, "worker_count", lambda workers, files: 2)
+    monkeypatch.setattr(listing, "in_order", here)
+    queries = calls_to_query(monkeypatch)
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False)
+    handed.clear()  # (of a listing without the cache: no rows either)
+    assert listed(sessions, cache) == expected
+    assert handed and not any(ask for _, _, ask in handed)
+    assert len(queries) == 1  # the listing's own, which found no database
+    handed.clear()
+    for path in sessions.glob("*.jsonl"):  # each grows: read from its row on
+        with path.open("a", encoding="utf-8") as grown:
+            grown.write(json.dumps({"type": "custom", "id": f"g{path.stem}", "parentId": None}))
+            grown.write("\n")
+    expected = listed(sessions, False)
+    handed.clear()
+    assert listed(sessions, cache) == expected
+    assert handed and all(ask for _, _, ask in handed)
+
+
+def calls_to_query(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The queries every `FactsIndex` asks from then on (still asked)."""
     queries: list[str] = []
     real_query = facts_index.FactsIndex._query
 
@@ -663,11 +708,4 @@ def test_a_workers_run_reads_its_rows_in_one_query_and_makes_what_it_made_a_row_
         return real_query(index, query, *values)
 
     monkeypatch.setattr(facts_index.FactsIndex, "_query", counting)
-    together = run()
-    assert len(queries) == 1  # twelve files: one query for all their rows
-    monkeypatch.setattr(facts_index.FactsIndex, "read_rows_for", lambda index, files: None)
-    queries.clear()
-    one_at_a_time = run()
-    assert len(queries) >= len(paths)  # one a file (a search: two)
-    assert together == one_at_a_time
-    assert together[1]  # rows made again: the grown, damaged and missing ones at least
+    return queries
