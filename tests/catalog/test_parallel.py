@@ -112,7 +112,8 @@ def test_a_search_spreads_what_its_first_window_shows_is_left_to_read(
     assert len(spread) == 1
     (_, runs, count) = spread[0]
     assert count == 2
-    assert [path for *_, run in runs for path in run] == [str(f) for f in files[4:]]
+    assert [path for *_, run, _ in runs for path in run] == [str(f) for f in files[4:]]
+    assert not any(ask for *_, ask in runs)  # no database then: no rows to ask for
     assert found(folder, "the", cache=tmp_path / "cache", workers=2) == cold
     assert len(spread) == 1  # warm: no worker
     assert found(folder, "the", cache=tmp_path / "cache", workers=1) == cold
