@@ -2,10 +2,11 @@
 
 Owns `find_secrets`, the rules of shapes.py and context.py in the order they rank,
 and the scan of all their gates together that picks the rules a short text needs
-(most texts of a session need none). Their patterns are compiled when this module is
-imported: engine.py imports it only once a redactor has a text to search, so a
-command that redacts nothing never pays for them (about 20 ms). Replacing what is
-found, counting it and walking JSON values is engine.py's.
+(most texts of a session need none): by RE2 when google-re2 is installed
+(gate_set.py), else by one `re` pattern of them all. Their patterns are compiled when
+this module is imported: engine.py imports it only once a redactor has a text to
+search, so a command that redacts nothing never pays for them (about 20 ms).
+Replacing what is found, counting it and walking JSON values is engine.py's.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from jsonl_session.redaction.context import context_rules
+from jsonl_session.redaction.gate_set import set_scan
 from jsonl_session.redaction.hay import Hay, commonness
 from jsonl_session.redaction.judge import SHORTEST
 from jsonl_session.redaction.shapes import Rule, Span, shape_rules
@@ -72,7 +74,7 @@ def _gates(rules: tuple[Rule, ...]) -> tuple[re.Pattern[bytes], dict[bytes, froz
     by_char: dict[str, list[str]] = {}
     rules_by_char: dict[bytes, set[int]] = {}
     for index, rule in enumerate(rules):
-        for gate in rule.gates:
+        for gate in (each.pattern for each in rule.gates):
             # every gate takes its first character, escaped or not, and looks around it
             char = gate[:2] if gate.startswith("\\") else gate[:1]
             by_char.setdefault(char, []).append(gate[len(char) :])
@@ -87,14 +89,22 @@ def _gates(rules: tuple[Rule, ...]) -> tuple[re.Pattern[bytes], dict[bytes, froz
 _GATE, _RULES_BY_CHAR = _gates(_RULES)
 _UNGATED = tuple(rule for rule in _RULES if not rule.gates)
 _CHOSEN: dict[frozenset[bytes], tuple[Rule, ...]] = {}
+# RE2's scan of every gate (None without google-re2), and the rule of each gate
+_SET_SCAN = set_scan([gate.plain for rule in _RULES for gate in rule.gates])
+_GATE_OWNERS = tuple(index for index, rule in enumerate(_RULES) for _ in rule.gates)
+_CHOSEN_BY_GATES: dict[frozenset[int], tuple[Rule, ...]] = {}
 
 
 def _rules_for(low: bytes) -> tuple[Rule, ...]:
     """The rules worth running on a short text: those without gates, and those whose
-    gates' character was taken by the scan of its lowercased image ``low`` (a place
-    where one branch matched is one where any branch taking the same character may
-    have: all of their rules run). In their order in _RULES, remembered by the
-    characters taken: a few sets of them come back all the time."""
+    gates match its lowercased image ``low``: by RE2's scan of them all (gate_set.py),
+    which gives the gates that match, when it is installed; else by one `re` scan that
+    gives the characters they took (a place where one branch matched is one where any
+    branch taking the same character may have: all of their rules run). In their
+    order in _RULES, remembered by what the scan gave: a few sets of it come back all
+    the time."""
+    if _SET_SCAN is not None:
+        return _rules_by_gates(_SET_SCAN(low))
     taken = frozenset(_GATE.findall(low))
     if not taken:
         return _UNGATED
@@ -106,6 +116,23 @@ def _rules_for(low: bytes) -> tuple[Rule, ...]:
             _CHOSEN.clear()
         rules = _CHOSEN[taken] = tuple(
             rule for index, rule in enumerate(_RULES) if not rule.gates or index in chosen
+        )
+        return rules
+
+
+def _rules_by_gates(matched: list[int] | None) -> tuple[Rule, ...]:
+    """The rules of `_rules_for` when RE2's scan found the gates ``matched``."""
+    if not matched:
+        return _UNGATED
+    gates = frozenset(matched)
+    try:
+        return _CHOSEN_BY_GATES[gates]
+    except KeyError:
+        owners = {_GATE_OWNERS[gate] for gate in gates}
+        if len(_CHOSEN_BY_GATES) > 4096:
+            _CHOSEN_BY_GATES.clear()
+        rules = _CHOSEN_BY_GATES[gates] = tuple(
+            rule for index, rule in enumerate(_RULES) if not rule.gates or index in owners
         )
         return rules
 

@@ -2,9 +2,10 @@
 (one byte per character, so a place in the image is the same place in the text) and
 that image with its letters lowercased, and finds in them where a rule's literal word
 stands (`Probe`) or whether it stands anywhere (`Hay.has`). `gate` writes a word as
-a pattern over the lowercased image that takes one character: finding.py joins the
-rules' gates into the one scan that picks which rules a short text needs (which rule
-has which gates is shapes.py's and context.py's).
+a pattern over the lowercased image that takes one character (and as one that does
+not, for gate_set.py): finding.py joins the rules' gates into the one scan that picks
+which rules a short text needs (which rule has which gates is shapes.py's and
+context.py's).
 
 Why bytes: a regex or ``in`` over a str of wide characters (one emoji makes every
 character four bytes) or ``text.lower()`` over all of it cost far more than the same
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 # Non-ASCII characters that lowercase or case-fold onto an ASCII letter (all of them:
 # every code point was tried against [a-z] with IGNORECASE and against str.lower).
@@ -64,17 +65,29 @@ def commonness(char: str) -> int:
     return -_gate_rank(char)
 
 
-def gate(word: str, ahead: str = "") -> str:
-    """A pattern over a lowercased image that matches where ``word`` (lowercased)
-    stands followed by what ``ahead`` matches, and takes one character only (the
-    first of ``_GATE_CHARS`` in the word), with the rest looked at behind and ahead.
-    finding.py joins such patterns into the one scan that picks the rules worth
-    running on a short text; taking one character each, no match hides another's."""
+class Gate(NamedTuple):
+    """Where a rule could find a secret in a short text, as two patterns over its
+    lowercased image that match in the same texts (`gate` makes both)."""
+
+    pattern: str
+    """Takes one character only, the rest looked at behind and ahead: finding.py's
+    one `re` scan of every gate."""
+    plain: str
+    """The word, then what follows it: gate_set.py's scan of every gate at once."""
+
+
+def gate(word: str, ahead: str = "") -> Gate:
+    """Where ``word`` (lowercased) stands followed by what ``ahead`` matches. Its
+    ``pattern`` takes the first of ``_GATE_CHARS`` in the word, with the rest looked
+    at behind and ahead: finding.py joins such patterns into the one scan that picks
+    the rules worth running on a short text; taking one character each, no match
+    hides another's."""
     word = word.lower()
     at = min(range(len(word)), key=lambda index: _gate_rank(word[index]))
     behind = f"(?<={re.escape(word[: at + 1])})" if at else ""
     rest = re.escape(word[at + 1 :]) + (f"(?:{ahead})" if ahead else "")
-    return re.escape(word[at]) + behind + (f"(?={rest})" if rest else "")
+    pattern = re.escape(word[at]) + behind + (f"(?={rest})" if rest else "")
+    return Gate(pattern, re.escape(word) + (f"(?:{ahead})" if ahead else ""))
 
 
 class Anchor(Protocol):

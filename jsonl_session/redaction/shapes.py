@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from jsonl_session.redaction.hay import Anchor, Group, Hay, Probe, gate
+from jsonl_session.redaction.hay import Anchor, Gate, Group, Hay, Probe, gate
 
 Span = tuple[int, int, str, int]
 """(start, end, kind, rank) of a secret found; a lower rank is a more specific rule."""
@@ -27,13 +27,13 @@ class Rule:
     """A way of finding secrets: tried only when one of ``anchors`` occurs in the text
     (a `Probe` without lookahead, which says whether case counts, or a branch of a
     `Group`), or always if it has none. A short text (hay.py's ``short``) is tried only
-    when one of ``gates`` matches its lowercased image (if it has any): patterns made
-    by hay.py's `gate`, which match wherever the rule could find a secret, and which
-    finding.py runs all in one scan of the text."""
+    when one of ``gates`` matches its lowercased image (if it has any): made by
+    hay.py's `gate`, they match wherever the rule could find a secret, and finding.py
+    runs all of them in one scan of the text."""
 
     anchors: tuple[Anchor, ...]
     find: Callable[[Hay], Iterator[Span]]
-    gates: tuple[str, ...] = ()
+    gates: tuple[Gate, ...] = ()
 
 
 def random_looking(value: str) -> bool:

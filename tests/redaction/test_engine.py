@@ -3,7 +3,9 @@ short text (one scan of it) find what running every rule on it finds."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -30,7 +32,8 @@ PIECES = [
     "git config --global ", "configure set ", "://", "://u:", "@host", "1//0",
     "hooks.slack.com/", "discord.com/api/webhooks/", "whsec_", "glc_", "sntrys_", "ghp_",
     "AKIA", "sk-", ":AA", "-----BEGIN RSA PRIVATE KEY-----\n", "private key", "=", ": ",
-    " = ", "=>", ":=", '"', "'", "\\", "\n", " ", "\t", "?", "&", ";", "é", "\U0001f680",
+    " = ", "=>", ":=", '"', "'", "\\", "\n", " ", "\t", "\x0b", "\x0c", "?", "&", ";", "é",
+    "\U0001f680",
     "Q8s0dK2LmZ7xW4cV9bN1", "a1B2c3D4e5F6g7H8", "1234567890",
 ]  # fmt: skip
 
@@ -42,23 +45,41 @@ def every_rule_finds(text: str) -> list[Span]:
     return _merged(found) if found else found
 
 
-class TestTheGates:
-    def test_every_case_of_the_corpus_is_found_as_every_rule_finds_it(self) -> None:
-        for text in CASES:
-            assert find_secrets(text) == every_rule_finds(text), text
+@contextlib.contextmanager
+def gates_scanned_by(scan: str) -> Iterator[None]:
+    """find_secrets picking a short text's rules by RE2's scan of the gates (skipped
+    without google-re2) or by the one `re` pattern of them (as without it)."""
+    kept = finding._SET_SCAN
+    if scan == "re2" and kept is None:
+        pytest.skip("google-re2 is not installed")
+    finding._SET_SCAN = kept if scan == "re2" else None
+    try:
+        yield
+    finally:
+        finding._SET_SCAN = kept
 
-    def test_cases_glued_together_are_found_as_every_rule_finds_them(self) -> None:
-        for first, second in zip(CASES, CASES[1:] + CASES[:1], strict=True):
-            for text in (first + second, f"{first} {second}", f"{first}\n{second}"):
+
+@pytest.mark.parametrize("scan", ["re2", "re"])
+class TestTheGates:
+    def test_every_case_of_the_corpus_is_found_as_every_rule_finds_it(self, scan: str) -> None:
+        with gates_scanned_by(scan):
+            for text in CASES:
                 assert find_secrets(text) == every_rule_finds(text), text
+
+    def test_cases_glued_together_are_found_as_every_rule_finds_them(self, scan: str) -> None:
+        with gates_scanned_by(scan):
+            for first, second in zip(CASES, CASES[1:] + CASES[:1], strict=True):
+                for text in (first + second, f"{first} {second}", f"{first}\n{second}"):
+                    assert find_secrets(text) == every_rule_finds(text), text
 
     @settings(max_examples=500, deadline=None)
     @given(st.lists(st.sampled_from(PIECES), max_size=30))
     def test_texts_near_the_gates_are_searched_as_every_rule_searches_them(
-        self, parts: list[str]
+        self, scan: str, parts: list[str]
     ) -> None:
         text = "".join(parts)
-        assert find_secrets(text) == every_rule_finds(text)
+        with gates_scanned_by(scan):
+            assert find_secrets(text) == every_rule_finds(text)
 
 
 class TestTheMemoryOfShortTexts:
