@@ -295,6 +295,27 @@ def read_kept_all(folder: Path, index: Path, word: bytes) -> int:
     return held
 
 
+def read_kept_hits(folder: Path, index: Path, word: bytes) -> int:
+    """The floor of a warm search that finds ``word`` in many files: that of
+    `read_kept_all`, and for each place the word stands in a row's bytes lower-cased,
+    a hit: the row's file and the 80 bytes around the place decoded (a search's hit
+    also says which line and entry, which this leaves out). How many hits."""
+    stat_all(folder)
+    hits: list[tuple[str, str]] = []
+    with contextlib.closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT file, record FROM records")
+        while part := rows.fetchmany(500):
+            for file, record in part:
+                zlib.crc32(record)
+                low = record.lower()
+                at = low.find(word)
+                while at >= 0:
+                    around = record[max(0, at - 40) : at + len(word) + 40]
+                    hits.append((file, around.decode("utf-8", "replace")))
+                    at = low.find(word, at + len(word))
+    return len(hits)
+
+
 def split_all(files: Iterable[Path]) -> None:
     for path in files:
         path.read_bytes().split(b"\n")
