@@ -190,13 +190,14 @@ def _indexes(root: Path | None, tools: bool, *, many: bool) -> list[FactsIndex] 
 def _search_run(
     run: tuple[Wanted, bool, Path | None, list[str], bool],
 ) -> tuple[list[SearchHit], list[PendingRows]]:
-    """In a worker: the hits in the files of a run, and the rows to keep for them;
-    the rows kept for them read first unless the run says none were."""
+    """In a worker: the hits in the files of a run, and the rows to keep for them
+    (none asked for when the run says none were kept)."""
     wanted, tools, root, paths, ask = run
     indexes = _indexes(root, tools, many=False)
-    keys = index_keys(paths)
-    for index in indexes or ():
-        index.read_rows_for(keys, ask=ask)
+    if not ask:  # (else each file's row is read in its turn: a run's texts could be GBs)
+        keys = index_keys(paths)
+        for index in indexes or ():
+            index.read_rows_for(keys, ask=False)
     hits = [hit for path in paths for hit in _file_hits(wanted, path, tools, indexes)]
     return hits, [index.take_pending() for index in indexes or ()]
 

@@ -28,18 +28,23 @@ gates' few hundred states take; a set has no slower way to fall back on)."""
 
 def set_scan(gates: Sequence[str]) -> SetScan | None:
     """The scan of ``gates`` (`Gate.plain` patterns, as Python's `re` reads them over
-    bytes), or None when google-re2 is not installed."""
+    bytes), or None when google-re2 is not installed. Other packages install a module
+    named ``re2`` too (pyre2, fb-re2), and a script of that name may come first on the
+    path: a module without google-re2's sets, or one that refuses them, is not used."""
     try:
         import re2  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
         return None
-    options = re2.Options()
-    options.max_mem = _MEMORY
-    scan = re2.Set.SearchSet(options)
-    for pattern in gates:
-        scan.Add(for_re2(pattern).encode("ascii"))
-    scan.Compile()
-    match: SetScan = scan.Match
+    try:
+        options = re2.Options()
+        options.max_mem = _MEMORY
+        scan = re2.Set.SearchSet(options)
+        for pattern in gates:
+            scan.Add(for_re2(pattern).encode("ascii"))
+        scan.Compile()
+        match: SetScan = scan.Match
+    except Exception:  # (whatever another module raises: the `re` scan does the work)
+        return None
     return match
 
 

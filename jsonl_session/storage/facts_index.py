@@ -91,7 +91,7 @@ class FactsIndex:
         """``many``: the rows trusted on their file's stat alone are read at the first
         `unchanged` (for a listing of many files: their records are small), or those
         of the files `read_rows_of` names (for a search: a run's texts at a time);
-        else only the row asked for."""
+        else only the row asked for, or those `read_rows_for` read."""
         self.path = root / f"{kind}-{version}.sqlite"
         self._older = [root / f"{kind}-{older}.sqlite" for older in range(1, version)]
         self._kind = kind
@@ -100,7 +100,7 @@ class FactsIndex:
         self._writer: sqlite3.Connection | None = None  # kept between saves, see `save`
         self._writer_file: tuple[int, int] | None = None  # its database's device and inode
         self._unreadable = False  # none there, or locked or damaged: read as empty
-        self._absent = False  # none there when first read
+        self._absent: bool | None = None  # none there when first read (None: not read)
         self._unchanged: dict[str, tuple[str, str, bytes, bytes]] | None = None
         self._rows: dict[str, tuple[Any, ...] | None] = {}  # `read_rows_for`'s, by file
         self._pending: PendingRows = {}
@@ -113,6 +113,8 @@ class FactsIndex:
         one comparison for each file."""
         if self._many:
             kept = self._known().pop(file, None)  # handed over once: not held twice
+        elif not _bindable(file):
+            return None  # (never kept)
         elif file in self._rows:
             # any row: the `unchanged` of one a stat may not answer for (TRUSTED_ROWS)
             # starts with "-" or is not text, never what a stat makes
@@ -196,7 +198,7 @@ class FactsIndex:
         one run's texts, not every file's."""
         found: list[Any] = []
         for start in range(0, len(files), _PARAMETERS):
-            part = files[start : start + _PARAMETERS]
+            part = _bindable_only(files[start : start + _PARAMETERS])
             marks = ", ".join("?" * len(part))
             found += self._query(
                 "SELECT file, unchanged, stamp, record FROM records"
@@ -213,6 +215,8 @@ class FactsIndex:
         caller checks against the file)."""
         if file in self._rows:
             row = self._rows[file]
+        elif not _bindable(file):
+            return None  # (never kept)
         else:
             found = self._query(f"SELECT {_ROW} FROM records WHERE file = ?", file)
             row = found[0] if found else None
@@ -232,20 +236,21 @@ class FactsIndex:
     def absent(self) -> bool:
         """Whether there was no database when this index was first read: a first
         listing or search, whose files have no rows (but those it writes)."""
-        return self._absent
+        return self._absent is True
 
     def read_rows_for(self, files: Sequence[str], *, ask: bool = True) -> None:
         """Read the rows of ``files`` (absolute paths) now, a query for each
-        `_PARAMETERS` of them, for the `get` and `unchanged` of each that follow, in
-        place of any read so far: a worker's run of files. Asked one at a time, the
-        workers of a first listing of 100,000 files made as many queries, once the
-        rows written meanwhile had made the database, and found nothing. A file not
-        named is asked of the database as before. Without ``ask``, none of them has a
-        row, and nothing is opened: the listing that hands out the run found no
+        `_PARAMETERS` of them, for the `get` of each that follows (and `unchanged`,
+        when not ``many``), in place of any read so far: a worker's run of files
+        whose records are small (a listing's). Asked one at a time, the workers of a
+        first listing of 100,000 files made as many queries, once the rows written
+        meanwhile had made the database, and found nothing. A file not named is asked
+        of the database as before. Without ``ask``, none of them has a row, and
+        nothing is opened: the listing or search that hands out the run found no
         database (`absent`); a row another process wrote meanwhile only goes unused."""
         rows: dict[str, tuple[Any, ...] | None] = dict.fromkeys(files)
         for start in range(0, len(files) if ask else 0, _PARAMETERS):
-            part = files[start : start + _PARAMETERS]
+            part = _bindable_only(files[start : start + _PARAMETERS])
             marks = ", ".join("?" * len(part))
             for row in self._query(f"SELECT {_ROW} FROM records WHERE file IN ({marks})", *part):
                 rows[row[0]] = row
@@ -265,7 +270,11 @@ class FactsIndex:
         """Keep ``record`` for ``file`` (written by `save`, or sooner once the records
         waiting pass `SAVE_FROM_BYTES`). ``taken_ns``: when the stat in ``stamp`` was
         taken, before the file was read. The row is made here, as `save` writes it:
-        in a worker process, so the process that saves only writes."""
+        in a worker process, so the process that saves only writes. A file whose name
+        is not text SQLite takes (bytes that are not UTF-8) is not kept: it is read
+        each time."""
+        if not _bindable(file):
+            return
         encoded = _stamp_encoder.encode(stamp)
         candidate = unchanged_candidate(stamp, encoded, record)
         changed_ns = max(stamp.mtime_ns, stamp.ctime_ns)
@@ -372,8 +381,12 @@ class FactsIndex:
         try:
             if self._db is None:
                 if not self.path.exists():
-                    self._unreadable = self._absent = True  # none yet: this listing makes it
+                    self._unreadable = True  # none yet: this listing makes it
+                    if self._absent is None:
+                        self._absent = True
                     return []
+                if self._absent is None:
+                    self._absent = False
                 self._db = self._connect(create=False)
             return self._db.execute(query, values).fetchall()
         except (sqlite3.Error, OSError):
@@ -413,6 +426,26 @@ def _remade_for(error: sqlite3.DatabaseError) -> bool:
     """Whether ``error`` says the database is to be made again rather than waited for."""
     code = getattr(error, "sqlite_errorcode", None)
     return code in _REMADE_FOR or not isinstance(error, sqlite3.OperationalError)
+
+
+def _bindable(file: str) -> bool:
+    """Whether SQLite can take ``file`` as text: a path that is not UTF-8 on disk
+    holds lone surrogates (Python's surrogateescape), which it refuses."""
+    if file.isascii():
+        return True
+    try:
+        file.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _bindable_only(files: Sequence[str]) -> Sequence[str]:
+    """``files`` but those SQLite cannot take (see `_bindable`): a run of a folder's
+    files, all ASCII most often (one test of them all)."""
+    if all(map(str.isascii, files)):
+        return files
+    return [file for file in files if _bindable(file)]
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:

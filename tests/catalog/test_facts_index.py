@@ -610,37 +610,33 @@ def test_a_warm_search_of_tool_output_too_stats_each_file_once(
     assert sorted(stated) == sorted(map(str, files))  # each once
 
 
-def _worker_runs(cache: Path, paths: list[str]) -> dict[str, Callable[[], Any]]:
-    """What a listing's and a search's worker make of a run of files (its rows' times
-    of taking left out: they differ from one run to the next)."""
-    wanted = search.Wanted.of("a")
+def _listing_run(cache: Path, paths: list[str], ask: bool = True) -> Any:
+    """What a listing's worker makes of a run of files (its rows' times of taking left
+    out: they differ from one run to the next)."""
+    infos, rows = listing._describe_run((cache, paths, ask))
+    return infos, {file: row[:2] + row[3:] for file, row in rows.items()}
 
-    def listing_run() -> Any:
-        infos, rows = listing._describe_run((cache, paths, True))
-        return infos, {file: row[:2] + row[3:] for file, row in rows.items()}
 
-    def search_run() -> Any:
-        hits, kept = search._search_run((wanted, False, cache, paths, True))
-        rows = [{file: row[:2] + row[3:] for file, row in each.items()} for each in kept]
-        return [hit.to_dict() for hit in hits], rows
-
-    return {"listing-5": listing_run, "search-4": search_run}
+def _search_run(cache: Path, paths: list[str], ask: bool = True) -> Any:
+    """What a search's worker makes of a run of files, the same way."""
+    hits, kept = search._search_run((search.Wanted.of("a"), False, cache, paths, ask))
+    rows = [{file: row[:2] + row[3:] for file, row in each.items()} for each in kept]
+    return [hit.to_dict() for hit in hits], rows
 
 
 @pytest.mark.usefixtures("quiet_at_once")
-@pytest.mark.parametrize("kind", ["listing-5", "search-4"])
-def test_a_workers_run_reads_its_rows_in_one_query_and_makes_what_it_made_a_row_at_a_time(
-    sessions: Path, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+def test_a_listing_workers_run_reads_its_rows_in_one_query_and_makes_what_it_made_a_row_at_a_time(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Rows of every sort: trusted on a stat, of a file appended to since, holding its
     check alone (stamped while its file was not quiet), given another row's record, and
     none."""
     cache = tmp_path / "cache"
-    assert listed(sessions, cache) and searched(sessions, cache, "a")
+    assert listed(sessions, cache)
     paths = sorted(map(str, sessions.glob("*.jsonl")))
     with open(paths[0], "a", encoding="utf-8") as grown:
         grown.write(json.dumps({"type": "custom", "id": "grown01", "parentId": None}) + "\n")
-    with contextlib.closing(sqlite3.connect(cache / f"{kind}.sqlite")) as db, db:
+    with contextlib.closing(sqlite3.connect(cache / INDEX)) as db, db:
         stamp_bytes, record = db.execute(
             "SELECT stamp, record FROM records WHERE file = ?", (paths[1],)
         ).fetchone()
@@ -654,16 +650,33 @@ def test_a_workers_run_reads_its_rows_in_one_query_and_makes_what_it_made_a_row_
             (paths[3], paths[2]),
         )
         db.execute("DELETE FROM records WHERE file = ?", (paths[4],))
-    run = _worker_runs(cache, paths)[kind]
     queries = calls_to_query(monkeypatch)
-    together = run()
+    together = _listing_run(cache, paths)
     assert len(queries) == 1  # twelve files: one query for all their rows
     monkeypatch.setattr(facts_index.FactsIndex, "read_rows_for", lambda *args, **kwargs: None)
     queries.clear()
-    one_at_a_time = run()
-    assert len(queries) >= len(paths)  # one a file (a search: two)
+    one_at_a_time = _listing_run(cache, paths)
+    assert len(queries) == len(paths)
     assert together == one_at_a_time
     assert together[1]  # rows made again: the grown, damaged and missing ones at least
+
+
+@pytest.mark.usefixtures("quiet_at_once")
+def test_a_search_workers_run_asks_for_each_files_row_in_its_turn_and_for_none_if_none_were_kept(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's rows hold a file's texts: a run's, read at once, could be GBs."""
+    cache = tmp_path / "cache"
+    paths = sorted(map(str, sessions.glob("*.jsonl")))
+    cold = _search_run(cache, paths)  # (no database yet: every file read whole, kept)
+    queries = calls_to_query(monkeypatch)
+    warm = _search_run(cache, paths)
+    assert warm[0] == cold[0] and warm[0]
+    assert len(queries) >= len(paths)  # one at least for each file, as it comes
+    queries.clear()
+    told_none = _search_run(cache, paths, ask=False)
+    assert queries == []
+    assert told_none == cold  # every file read whole, its rows made again
 
 
 @pytest.mark.usefixtures("quiet_at_once")
@@ -709,3 +722,23 @@ def calls_to_query(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(facts_index.FactsIndex, "_query", counting)
     return queries
+
+
+def test_a_file_whose_name_is_not_utf8_is_listed_and_searched_with_the_cache_as_without(
+    sessions: Path, tmp_path: Path
+) -> None:
+    """SQLite takes no such name (Python holds it with a lone surrogate): the file is
+    not kept, and read each time. A listing or search with the cache stopped there."""
+    try:
+        with open(os.fsencode(sessions) + b"/odd\xff.jsonl", "wb") as odd:
+            odd.write((sessions / "s00.jsonl").read_bytes())
+    except OSError:
+        pytest.skip("this file system takes only UTF-8 names")
+    cache = tmp_path / "cache"
+    expected = listed(sessions, False), searched(sessions, False, "a")
+    assert any("\udcff" in info["path"] for info in expected[0])
+    assert any("\udcff" in hit["path"] for hit in expected[1])
+    for _ in ("first", "warm"):
+        assert (listed(sessions, cache), searched(sessions, cache, "a")) == expected
+    with contextlib.closing(sqlite3.connect(cache / INDEX)) as db:
+        assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 12  # not the odd one

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+import types
 
 import pytest
 from hypothesis import given, settings
@@ -94,3 +95,10 @@ def test_without_google_re2_there_is_no_set_and_the_re_scan_picks_the_rules(
     needed = {id(finding._RULES[finding._GATE_OWNERS[gate]]) for gate in gates_by_re(low)}
     assert needed and picked >= needed
     assert finding.find_secrets("password=hunter2secret") == [(9, 22, "password", 2)]
+
+
+def test_another_module_named_re2_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyre2 and fb-re2 install a module of that name too (without google-re2's sets),
+    and so may a script named re2.py: redaction goes on with the `re` scan."""
+    monkeypatch.setitem(sys.modules, "re2", types.ModuleType("re2"))
+    assert set_scan([gate.plain for gate in GATES]) is None
