@@ -1,8 +1,9 @@
 """The facts index: small records of many session files in one SQLite database per
 cache folder, so a warm listing of N files costs about N ``stat`` calls.
 
-Owns the database (``<cache>/<kind>-<version>.sqlite``, mode 0600, WAL so listings read
-while another writes) and the rule for trusting a row without opening its file: the
+Owns reading and writing the database (``<cache>/<kind>-<version>.sqlite``, mode 0600,
+WAL so listings read while another writes; the file itself is facts_db.py's) and the
+rule for trusting a row without opening its file: the
 file's device, inode, size, mtime and ctime are those the row's stamp was taken with,
 *and* the file had been quiet for `QUIET_NS` before that stamp was taken. A file written
 again within one tick of the clock that stamps files could otherwise keep its times;
@@ -30,7 +31,6 @@ database meanwhile).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import time
@@ -42,15 +42,16 @@ from typing import Any
 import msgspec
 
 from jsonl_session.storage.cache import tell_not_kept
+from jsonl_session.storage.facts_db import connect, file_id, remade_for, remove
 from jsonl_session.storage.facts_rows import (
     TRUSTED_ROWS,
+    bindable,
+    bindable_only,
     check_only,
     own_check_holds,
     record_if_unchanged,
     unchanged_candidate,
 )
-from jsonl_session.storage.paths import ensure_dir
-from jsonl_session.storage.portable import BINARY, NOFOLLOW
 from jsonl_session.storage.stamps import Stamp
 
 QUIET_NS = 2_000_000_000
@@ -62,7 +63,6 @@ SAVE_FROM_BYTES = 2 * 2**20
 transaction of their own), so that reading many files keeps a bounded part of them."""
 _ROW = "file, unchanged, stamp, record, taken_ns"  # a row as `get` reads it
 _PARAMETERS = 500  # files named in one query (SQLite before 3.32 allows 999 values)
-_WAIT_SECONDS = 2.0  # for another process's transaction, then go on without the index
 _stamp_encoder = msgspec.msgpack.Encoder()
 _stamp_decoder = msgspec.msgpack.Decoder(Stamp)
 
@@ -113,7 +113,7 @@ class FactsIndex:
         one comparison for each file."""
         if self._many:
             kept = self._known().pop(file, None)  # handed over once: not held twice
-        elif not _bindable(file):
+        elif not bindable(file):
             return None  # (never kept)
         elif file in self._rows:
             # any row: the `unchanged` of one a stat may not answer for (TRUSTED_ROWS)
@@ -198,7 +198,7 @@ class FactsIndex:
         one run's texts, not every file's."""
         found: list[Any] = []
         for start in range(0, len(files), _PARAMETERS):
-            part = _bindable_only(files[start : start + _PARAMETERS])
+            part = bindable_only(files[start : start + _PARAMETERS])
             marks = ", ".join("?" * len(part))
             found += self._query(
                 "SELECT file, unchanged, stamp, record FROM records"
@@ -215,7 +215,7 @@ class FactsIndex:
         caller checks against the file)."""
         if file in self._rows:
             row = self._rows[file]
-        elif not _bindable(file):
+        elif not bindable(file):
             return None  # (never kept)
         else:
             found = self._query(f"SELECT {_ROW} FROM records WHERE file = ?", file)
@@ -250,7 +250,7 @@ class FactsIndex:
         database (`absent`); a row another process wrote meanwhile only goes unused."""
         rows: dict[str, tuple[Any, ...] | None] = dict.fromkeys(files)
         for start in range(0, len(files) if ask else 0, _PARAMETERS):
-            part = _bindable_only(files[start : start + _PARAMETERS])
+            part = bindable_only(files[start : start + _PARAMETERS])
             marks = ", ".join("?" * len(part))
             for row in self._query(f"SELECT {_ROW} FROM records WHERE file IN ({marks})", *part):
                 rows[row[0]] = row
@@ -273,7 +273,7 @@ class FactsIndex:
         in a worker process, so the process that saves only writes. A file whose name
         is not text SQLite takes (bytes that are not UTF-8) is not kept: it is read
         each time."""
-        if not _bindable(file):
+        if not bindable(file):
             return
         encoded = _stamp_encoder.encode(stamp)
         candidate = unchanged_candidate(stamp, encoded, record)
@@ -332,7 +332,7 @@ class FactsIndex:
                     self._close_writer()  # its file was removed or replaced meanwhile
                 if self._writer is None:
                     self._writer = self._connect(create=True)
-                    self._writer_file = _file_id(self.path)
+                    self._writer_file = file_id(self.path)
                 with self._writer:  # one transaction: committed, or rolled back on an error
                     self._writer.executemany(
                         "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)", rows
@@ -340,7 +340,7 @@ class FactsIndex:
                 return
             except sqlite3.DatabaseError as exc:
                 self._close_writer()
-                if attempt == 1 and _remade_for(exc):
+                if attempt == 1 and remade_for(exc):
                     self._remove()  # damaged, or of another layout: it is only a cache
                     continue
                 failure: Exception = exc
@@ -361,17 +361,15 @@ class FactsIndex:
         """Whether the database the kept connection writes is still the one at
         `path` (another process may remove a damaged one, or one of an older layout:
         rows written into a removed file would be lost)."""
-        return _file_id(self.path) == self._writer_file
+        return file_id(self.path) == self._writer_file
 
     def _close_writer(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
 
-    def _remove(self, path: Path | None = None) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(OSError):
-                os.unlink(f"{path or self.path}{suffix}")
+    def _remove(self) -> None:
+        remove(self.path)
 
     def _query(self, query: str, *values: str) -> list[Any]:
         """The rows a query finds; none when there is no database, or it is locked,
@@ -395,65 +393,7 @@ class FactsIndex:
             return []
 
     def _connect(self, *, create: bool) -> sqlite3.Connection:
-        if create and not self.path.exists():
-            for older in self._older:  # what an earlier release kept: never read again
-                self._remove(older)
-            ensure_dir(self.path.parent)
-            with contextlib.suppress(FileExistsError):
-                # made here, owner-only, never through a link planted at the name
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | BINARY
-                os.close(os.open(self.path, flags, 0o600))
-        db = sqlite3.connect(self.path, timeout=_WAIT_SECONDS, isolation_level="DEFERRED")
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # a cache: no sync at each commit
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS records (file TEXT PRIMARY KEY, stamp BLOB,"
-                " taken_ns INTEGER, record BLOB, unchanged TEXT)"
-            )
-        except sqlite3.Error:
-            db.close()
-            raise
-        return db
-
-
-# Failures a database of the wrong shape gives (not a database; a table of another
-# layout), as against those of a database in use or a disk that is full or read-only.
-_REMADE_FOR = {sqlite3.SQLITE_ERROR, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT}
-
-
-def _remade_for(error: sqlite3.DatabaseError) -> bool:
-    """Whether ``error`` says the database is to be made again rather than waited for."""
-    code = getattr(error, "sqlite_errorcode", None)
-    return code in _REMADE_FOR or not isinstance(error, sqlite3.OperationalError)
-
-
-def _bindable(file: str) -> bool:
-    """Whether SQLite can take ``file`` as text: a path that is not UTF-8 on disk
-    holds lone surrogates (Python's surrogateescape), which it refuses."""
-    if file.isascii():
-        return True
-    try:
-        file.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _bindable_only(files: Sequence[str]) -> Sequence[str]:
-    """``files`` but those SQLite cannot take (see `_bindable`): a run of a folder's
-    files, all ASCII most often (one test of them all)."""
-    if all(map(str.isascii, files)):
-        return files
-    return [file for file in files if _bindable(file)]
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
+        return connect(self.path, self._older, create=create)
 
 
 def now_ns() -> int:

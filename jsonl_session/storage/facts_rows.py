@@ -1,6 +1,7 @@
 """What a row of the facts index (facts_index.py) holds beside its record: the key a
-file is kept under, and the `unchanged` column that lets a stat answer for a row, with
-the row's own check (a CRC-32 of its stamp and record) that every row carries.
+file is kept under (and whether SQLite can take it), and the `unchanged` column that
+lets a stat answer for a row, with the row's own check (a CRC-32 of its stamp and
+record) that every row carries.
 
 Owns those texts and the comparisons made of them; reading and writing rows, and when
 a row may be trusted on its file's times (the quiet rule), are facts_index.py's.
@@ -18,6 +19,8 @@ from jsonl_session.storage.stamps import Stamp
 
 __all__ = [
     "TRUSTED_ROWS",
+    "bindable",
+    "bindable_only",
     "check_only",
     "index_key",
     "index_keys",
@@ -43,6 +46,27 @@ def index_key(path: Path | str) -> str:
 # starts a name (~/.pi, ~/.claude, where sessions live) it leaves alone.
 _ODD = ("//", "/./", "/../")
 _ODD_ENDS = ("/.", "/..", "/")
+
+
+def bindable(file: str) -> bool:
+    """Whether SQLite can take ``file`` (a key) as text: a path that is not UTF-8 on
+    disk holds lone surrogates (Python's surrogateescape), which it refuses. Such a
+    file is never kept, and read each time."""
+    if file.isascii():
+        return True
+    try:
+        file.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def bindable_only(files: Sequence[str]) -> Sequence[str]:
+    """``files`` but those SQLite cannot take (`bindable`): a run of a folder's files,
+    all ASCII most often (one test of them all)."""
+    if all(map(str.isascii, files)):
+        return files
+    return [file for file in files if bindable(file)]
 
 
 def index_keys(files: Sequence[str]) -> list[str]:
