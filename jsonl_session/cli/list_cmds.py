@@ -188,7 +188,7 @@ def _steady_offset(hour: int) -> int | None:
 def _one_line_head(text: str, room: int) -> str:
     """``text`` with its runs of whitespace made one space, or as much of its start
     as fit(·, room) looks at: ``room + 1`` characters when they are printable ASCII
-    (fit's fast path), else ``4 * room + 4``; without splitting all of a long first
+    (fit's fast path), else ``4 * room + 5``; without splitting all of a long first
     message, nor its first few hundred characters when a hundred will do."""
     for chars in (room + 1, 4 * room + 5):
         head = single_spaced(text[: chars + 64])

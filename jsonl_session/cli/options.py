@@ -292,7 +292,7 @@ def _stderr_is_terminal() -> bool:
 def working(summarizer: Summarizer, what: str) -> Iterator[None]:
     """A spinner on stderr while a model writes (none offline or off a terminal)."""
     # isatty, not rich's is_terminal: FORCE_COLOR must not send a spinner to a pipe
-    if summarizer.name == "offline" or not sys.stderr.isatty():
+    if summarizer.name == "offline" or not _stderr_is_terminal():
         yield
         return
     model = getattr(summarizer, "model", "")

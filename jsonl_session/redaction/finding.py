@@ -88,11 +88,12 @@ def _gates(rules: tuple[Rule, ...]) -> tuple[re.Pattern[bytes], dict[bytes, froz
 
 _GATE, _RULES_BY_CHAR = _gates(_RULES)
 _UNGATED = tuple(rule for rule in _RULES if not rule.gates)
-_CHOSEN: dict[frozenset[bytes], tuple[Rule, ...]] = {}
 # RE2's scan of every gate (None without google-re2), and the rule of each gate
 _SET_SCAN = set_scan([gate.plain for rule in _RULES for gate in rule.gates])
 _GATE_OWNERS = tuple(index for index, rule in enumerate(_RULES) for _ in rule.gates)
-_CHOSEN_BY_GATES: dict[frozenset[int], tuple[Rule, ...]] = {}
+# The rules chosen, by what a scan gave: gates' places in the set (int) or the
+# characters the `re` scan took (bytes), which never compare equal
+_CHOSEN: dict[frozenset[int] | frozenset[bytes], tuple[Rule, ...]] = {}
 
 
 def _rules_for(low: bytes) -> tuple[Rule, ...]:
@@ -103,35 +104,24 @@ def _rules_for(low: bytes) -> tuple[Rule, ...]:
     branch taking the same character may have: all of their rules run). In their
     order in _RULES, remembered by what the scan gave: a few sets of it come back all
     the time."""
+    found: frozenset[int] | frozenset[bytes]
     if _SET_SCAN is not None:
-        return _rules_by_gates(_SET_SCAN(low))
-    taken = frozenset(_GATE.findall(low))
-    if not taken:
+        found = frozenset(_SET_SCAN(low) or ())
+    else:
+        found = frozenset(_GATE.findall(low))
+    if not found:
         return _UNGATED
     try:
-        return _CHOSEN[taken]
+        return _CHOSEN[found]
     except KeyError:
-        chosen = set().union(*(_RULES_BY_CHAR[char] for char in taken))
         if len(_CHOSEN) > 4096:
             _CHOSEN.clear()
-        rules = _CHOSEN[taken] = tuple(
-            rule for index, rule in enumerate(_RULES) if not rule.gates or index in chosen
-        )
-        return rules
-
-
-def _rules_by_gates(matched: list[int] | None) -> tuple[Rule, ...]:
-    """The rules of `_rules_for` when RE2's scan found the gates ``matched``."""
-    if not matched:
-        return _UNGATED
-    gates = frozenset(matched)
-    try:
-        return _CHOSEN_BY_GATES[gates]
-    except KeyError:
-        owners = {_GATE_OWNERS[gate] for gate in gates}
-        if len(_CHOSEN_BY_GATES) > 4096:
-            _CHOSEN_BY_GATES.clear()
-        rules = _CHOSEN_BY_GATES[gates] = tuple(
+        owners = {
+            owner
+            for each in found
+            for owner in ((_GATE_OWNERS[each],) if isinstance(each, int) else _RULES_BY_CHAR[each])
+        }
+        rules = _CHOSEN[found] = tuple(
             rule for index, rule in enumerate(_RULES) if not rule.gates or index in owners
         )
         return rules

@@ -85,9 +85,10 @@ def gate(word: str, ahead: str = "") -> Gate:
     word = word.lower()
     at = min(range(len(word)), key=lambda index: _gate_rank(word[index]))
     behind = f"(?<={re.escape(word[: at + 1])})" if at else ""
-    rest = re.escape(word[at + 1 :]) + (f"(?:{ahead})" if ahead else "")
+    tail = f"(?:{ahead})" if ahead else ""
+    rest = re.escape(word[at + 1 :]) + tail
     pattern = re.escape(word[at]) + behind + (f"(?={rest})" if rest else "")
-    return Gate(pattern, re.escape(word) + (f"(?:{ahead})" if ahead else ""))
+    return Gate(pattern, re.escape(word) + tail)
 
 
 class Anchor(Protocol):
