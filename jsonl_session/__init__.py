@@ -140,6 +140,7 @@ if TYPE_CHECKING:
     from jsonl_session.storage.foreign import AGENT_NAMES
     from jsonl_session.storage.leftovers import abandoned_temps, remove_abandoned_temps
     from jsonl_session.storage.loader import LoadedFile, load_entries
+    from jsonl_session.storage.outputs import check_output
     from jsonl_session.storage.paths import (
         claude_dir_for,
         claude_projects_root,
@@ -198,6 +199,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "on_record_not_kept": ("storage.cache", "on_record_not_kept"),
     "abandoned_temps": ("storage.leftovers", "abandoned_temps"),
     "remove_abandoned_temps": ("storage.leftovers", "remove_abandoned_temps"),
+    "check_output": ("storage.outputs", "check_output"),
     "LoadedFile": ("storage.loader", "LoadedFile"),
     "load_entries": ("storage.loader", "load_entries"),
     "session_dir_for": ("storage.paths", "session_dir_for"),
@@ -405,6 +407,7 @@ __all__ = [
     "auto_compact",
     "build_context",
     "call_with_overflow_recovery",
+    "check_output",
     "choose_summarizer",
     "claude_dir_for",
     "claude_projects_root",

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jsonl_session.cli.inputs import session_file
+from jsonl_session.cli.inputs import NEW_FILE_HINT, session_file
 from jsonl_session.cli.options import FileArg, JsonOption, RedactOption, cache_for, reports_errors
 from jsonl_session.cli.output import out, print_json, redactor_if, say_redacted
 
@@ -36,10 +36,12 @@ def convert(
 ) -> None:
     """Write a session (any agent's) as a new session file of another agent, and say
     what did not carry over. The source is only read."""
-    from jsonl_session import Session
+    from jsonl_session import Session, check_output
     from jsonl_session import convert as convert_session
 
     path = session_file(ctx, file, writes="records FILE's path in the new file")
+    if output is not None:  # refused before the work, not after it
+        check_output(output, exists_hint=NEW_FILE_HINT)
     session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     redactor = redactor_if(redact)

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from jsonl_session.cli.inputs import session_file, telling_rewrites
+from jsonl_session.cli.inputs import NEW_FILE_HINT, session_file, telling_rewrites
 from jsonl_session.cli.options import (
     FileArg,
     IdArg,
@@ -57,9 +57,11 @@ def fork(
     its secrets replaced."""
     import tempfile
 
-    from jsonl_session import Session, convert
+    from jsonl_session import Session, check_output, convert
 
     path = session_file(ctx, file, writes="records FILE as the new file's parent")
+    if output is not None:  # refused before the work, not after it
+        check_output(output, exists_hint=NEW_FILE_HINT)
     session = Session.open(path, cache=cache_for(ctx))
     entry_id = session.resolve_id(at) if at is not None else None
     redactor = redactor_if(redact)

@@ -67,13 +67,15 @@ def export(
     workers: ExportWorkersOption = None,
 ) -> None:
     """Export as Markdown, one self-contained HTML page, or JSON (entries with the tree)."""
-    from jsonl_session import Session, export_chunks, write_export
+    from jsonl_session import Session, check_output, export_chunks, write_export
 
     if as_json and output is None:
         raise usage(
             "--json describes the file written with -o; for a JSON export use --format json"
         )
     path = session_file(ctx, file)
+    if output is not None:  # refused before the work, not after it
+        check_output(output, replace=force, source=path)
     session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     # written as it is made: a large session is never held whole

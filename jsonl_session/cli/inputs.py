@@ -6,6 +6,8 @@ write changed more than it appended.
   and migrate): it is copied into a private temporary file that lives while the
   command runs, read without the index cache, and named ``<stdin>`` in messages.
   A command that writes FILE refuses ``-`` (a usage error, exit 2).
+- An output named with ``-o`` is refused before any work when it cannot be
+  written (it exists, or is a folder), not after reading a large session.
 - Appending to a file of an older version first rewrites it as version 3 (the
   original kept as a backup), and appending after a torn last line first moves that
   line to a sidecar; `telling_rewrites` says so on stderr, with where the old bytes
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from jsonl_session import Session
 
 STDIN = "-"
+NEW_FILE_HINT = "refusing to overwrite it (choose another -o)"  # fork and convert: no --force
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 

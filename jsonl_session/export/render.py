@@ -17,13 +17,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jsonl_session.errors import SessionWriteError
 from jsonl_session.export.json import iter_json
 from jsonl_session.export.markdown import iter_markdown
 from jsonl_session.export.plan import ExportFormat, ExportPlan, ExportResult
 from jsonl_session.processes import WarmHelpers, drop_warm_pool
 from jsonl_session.session import Session
-from jsonl_session.storage.outputs import output_file
+from jsonl_session.storage.outputs import check_output, output_file
 from jsonl_session.views.pieces import Piece, encoded_pieces, file_pieces, texts_of
 from jsonl_session.views.redact import Redactor
 from jsonl_session.views.slices import lines_size, warm_workers
@@ -188,8 +187,7 @@ def write_export(
     mode 0600 and appears whole or not at all (storage/outputs.py). Raises
     SessionWriteError when refused or when writing fails."""
     output = Path(output)
-    if source is not None and output.exists() and os.path.samefile(output, source):
-        raise SessionWriteError(f"{output}: is the session being exported; choose another file")
+    check_output(output, replace=force, source=source)
     if isinstance(text, ExportChunks):
         pieces: Iterable[bytes | SpooledPiece] = text._file_pieces()
     else:

@@ -187,6 +187,26 @@ def refuse_existing(target: Path, hint: str = FORCE_HINT) -> None:
         raise SessionWriteError(f"{target}: already exists; {hint}")
 
 
+def check_output(
+    target: Path,
+    *,
+    replace: bool = False,
+    source: Path | None = None,
+    exists_hint: str = FORCE_HINT,
+) -> None:
+    """Raise SessionWriteError now if writing ``target`` would be refused: it is the
+    session ``source`` being exported, a folder, or (unless ``replace``) a name that exists,
+    a dangling link too. So that a command refuses before its work, not after it;
+    the write checks again (the name may be taken meanwhile)."""
+    target = Path(target)
+    if source is not None and target.exists() and os.path.samefile(target, source):
+        raise SessionWriteError(f"{target}: is the session being exported; choose another file")
+    if os.path.isdir(target) and not os.path.islink(target):
+        raise SessionWriteError(f"{target}: is a directory")
+    if not replace:
+        refuse_existing(target, exists_hint)
+
+
 @contextmanager
 def output_file(
     target: Path,

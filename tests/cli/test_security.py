@@ -200,6 +200,19 @@ class TestPlantedLinks:
         assert output.is_symlink()
         assert victim.read_bytes() == b"precious" if not dangling else not victim.exists()
 
+    @pytest.mark.parametrize("command", ["export", "convert", "fork"])
+    def test_an_existing_output_is_refused_before_the_session_is_read(
+        self, tmp_path: Path, command: str
+    ) -> None:
+        # a file no command could read as a session: the refusal comes first, so the
+        # error is the output's, and nothing was read (as it was, whole, before)
+        source = write_file(tmp_path / "not-a-session.jsonl", b"this is not JSON\n")
+        output = write_file(tmp_path / "out", b"precious")
+        extra = ["--to", "pi"] if command == "convert" else []
+        code, _, err = invoke(command, source, *extra, "-o", output)
+        assert code == 1 and "out: already exists" in err and "header line" not in err
+        assert output.read_bytes() == b"precious"
+
 
 # --- names from a file ----------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from helpers_write import mode_of
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.storage import outputs, paths
-from jsonl_session.storage.outputs import output_file, write_output
+from jsonl_session.storage.outputs import check_output, output_file, write_output
 
 CHILD_TIMEOUT = 120.0  # only stops a hung child; nothing asserts how long anything takes
 
@@ -130,6 +130,38 @@ class TestExistingTargets:
         with pytest.raises(SessionWriteError, match="is a directory"):
             write_output(tmp_path / "out.md", b"x", replace=True)
         assert listing(tmp_path / "out.md") == []
+
+
+class TestCheckingFirst:
+    @pytest.mark.parametrize("kind", ["file", "dangling link", "folder"])
+    def test_check_output_refuses_what_the_write_would_and_touches_nothing(
+        self, tmp_path: Path, kind: str
+    ) -> None:
+        target = tmp_path / "out.md"
+        if kind == "file":
+            target.write_bytes(b"mine")
+        elif kind == "folder":
+            target.mkdir()
+        else:
+            target.symlink_to(tmp_path / "victim")
+        before = listing(tmp_path)
+        with pytest.raises(SessionWriteError, match=r"already exists; choose|is a directory"):
+            check_output(target, exists_hint="choose another")
+        assert listing(tmp_path) == before
+        if kind != "folder":
+            check_output(target, replace=True)  # replacing a file or a link is allowed
+
+    def test_check_output_passes_a_free_name_and_refuses_the_source_even_to_replace(
+        self, tmp_path: Path
+    ) -> None:
+        source = tmp_path / "s.jsonl"
+        source.write_bytes(b"{}\n")
+        check_output(tmp_path / "free.md")
+        link = tmp_path / "link.jsonl"
+        link.symlink_to(source)
+        for target in (source, link):
+            with pytest.raises(SessionWriteError, match="is the session being exported"):
+                check_output(target, replace=True, source=source)
 
 
 class TestModes:
