@@ -13,12 +13,13 @@ readers'.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jsonl_session.format.entry import StoredEntry, decode_envelope
-from jsonl_session.format.jsonio import NotJson, decode_any, dumps
+from jsonl_session.format.jsonio import NotJson, decode_any, dumps, kept
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem, ProblemKind
 from jsonl_session.storage.lines import line_spans
@@ -27,27 +28,43 @@ from jsonl_session.storage.loader import LoadedFile
 
 @dataclass(frozen=True, slots=True)
 class SourceLine:
-    """One non-blank line of the source: its number (from 1), offset, and value (None
-    when it is not valid JSON)."""
+    """One non-blank line of the source: its number (from 1), where its bytes start
+    and end, and its value (None when it is not valid JSON; see also `kept`)."""
 
     number: int
     offset: int
-    raw: bytes
+    end: int
     value: Any
     terminated: bool
 
+    def kept(self) -> SourceLine:
+        """This line without its value, for a reader that goes over its lines twice:
+        the decoded values of a large transcript take several times its bytes, so
+        they are made again (`value_at`), not held."""
+        return SourceLine(self.number, self.offset, self.end, None, self.terminated)
 
-def source_lines(data: bytes) -> list[SourceLine]:
-    """Every non-blank line, decoded as JSON.parse would (None when it fails)."""
-    out = []
+
+def source_lines(data: bytes) -> Iterator[SourceLine]:
+    """Every non-blank line, decoded as JSON.parse would (None when it fails), one at
+    a time: a reader holds what it needs of each, never every value at once."""
     for index, start, end, terminated in line_spans(data):
-        raw = data[start:end]
-        try:
-            value = decode_any(raw)
-        except NotJson:
-            value = None
-        out.append(SourceLine(index + 1, start, raw, value, terminated))
-    return out
+        yield SourceLine(index + 1, start, end, _value(data[start:end]), terminated)
+
+
+def value_at(data: bytes, line: SourceLine) -> Any:
+    """The value of ``line`` (one of ``data``'s), decoded anew."""
+    return _value(data[line.offset : line.end])
+
+
+def _value(raw: bytes) -> Any:
+    try:
+        return decode_any(raw)
+    except NotJson:
+        return None
+
+
+NO_LINE = SourceLine(0, 0, 0, None, True)
+"""Where an entry a reader adds of its own comes from (a title, a leaf marker)."""
 
 
 def pi_usage(fresh: int, output: int, read: int, written: int, total: int) -> dict[str, Any]:
@@ -99,7 +116,7 @@ class ForeignTranscript:
     def add(self, line: SourceLine, entry: dict[str, Any]) -> str:
         """Keep ``entry`` (pi's shape: ``type``, ``id``, ``parentId``, ``timestamp``
         first) as coming from ``line``; returns its id."""
-        raw = dumps(entry)
+        raw = kept(dumps(entry))
         stored = StoredEntry.from_envelope(decode_envelope(raw), line.number, line.offset, raw)
         self.entries.append(stored)
         self.ids.add(stored.id)
@@ -108,7 +125,7 @@ class ForeignTranscript:
     def replace(self, index: int, entry: dict[str, Any]) -> None:
         """Change the entry kept at ``index`` (a later line completed it)."""
         old = self.entries[index]
-        raw = dumps(entry)
+        raw = kept(dumps(entry))
         self.entries[index] = StoredEntry.from_envelope(
             decode_envelope(raw), old.line, old.offset, raw
         )

@@ -28,12 +28,18 @@ Lines not understood are reported as problems, never a crash.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from jsonl_session.dialects import claude_shapes as shapes
-from jsonl_session.dialects.building import ForeignTranscript, SourceLine, source_lines
+from jsonl_session.dialects.building import (
+    NO_LINE,
+    ForeignTranscript,
+    SourceLine,
+    source_lines,
+    value_at,
+)
 from jsonl_session.format.ids import timestamp_to_ms
 from jsonl_session.format.model import LEAF_MARKER_TYPE
 from jsonl_session.format.walk import as_text
@@ -44,13 +50,13 @@ API = "anthropic-messages"
 
 def read_claude(data: bytes, path: Path | None) -> LoadedFile:
     """The transcript in ``data`` as a LoadedFile of pi entries (see the module docstring)."""
-    lines = source_lines(data)
     reader = _Reader(ForeignTranscript("claude", path, len(data)))
-    for line in lines:
-        reader.sort(line)
-    reader.build()
-    if lines:
-        reader.out.last_line = lines[-1].number if lines[-1].terminated else lines[-1].number - 1
+    last = None
+    for last in source_lines(data):
+        reader.sort(last)
+    reader.build(data)
+    if last is not None:
+        reader.out.last_line = last.number if last.terminated else last.number - 1
     return reader.out.loaded(reader.header(), data)
 
 
@@ -80,8 +86,9 @@ class _Boundary:
 class _Reader:
     def __init__(self, out: ForeignTranscript) -> None:
         self.out = out
-        self.chain: list[tuple[SourceLine, dict[str, Any]]] = []
-        self.side: list[tuple[SourceLine, dict[str, Any]]] = []
+        # the lines of the conversation and of sub-agents, their values let go (`build`)
+        self.chain: list[SourceLine] = []
+        self.side: list[SourceLine] = []
         self.titles: dict[str, str] = {}
         self.first: dict[str, Any] = {}
         self.alias: dict[str, str | None] = {}  # a source uuid -> the entry that stands for it
@@ -103,7 +110,7 @@ class _Reader:
         if not isinstance(kind, str):
             kind = None
         if kind in shapes.CHAIN_TYPES and isinstance(value.get("uuid"), str):
-            (self.side if value.get("isSidechain") is True else self.chain).append((line, value))
+            (self.side if value.get("isSidechain") is True else self.chain).append(line.kept())
         elif kind in shapes.BOOKKEEPING_TYPES:
             self.title(kind, value)
             if kind not in ("custom-title", "ai-title", "agent-name"):
@@ -135,17 +142,18 @@ class _Reader:
 
     # --- pass 2: build the entries ---------------------------------------------------------
 
-    def build(self) -> None:
+    def build(self, data: bytes) -> None:
+        """The entries, from the lines `sort` kept, each decoded again from ``data``."""
         ranked = ("custom-title", "agent-name", "ai-title")
         name = next((self.titles[k] for k in ranked if k in self.titles), None)
-        for line, value in self.chain:
-            self.line(line, value)
+        for line in self.chain:
+            self.line(line, value_at(data, line))
         self.flush()
         self.close_boundary()
         main_leaf = self.out.entries[-1].id if self.out.entries else None
         self.in_side = True
-        for line, value in self.side:
-            self.line(line, value)
+        for line in self.side:
+            self.line(line, value_at(data, line))
         self.flush()
         self.in_side = False
         if self.side and main_leaf is not None:
@@ -161,7 +169,7 @@ class _Reader:
         marker["customType"] = LEAF_MARKER_TYPE
         while marker["id"] in self.out.ids:
             marker["id"] = f"{marker['id']}-"
-        self.out.add(SourceLine(self.out.last_line, 0, b"", None, True), marker)
+        self.out.add(replace(NO_LINE, number=self.out.last_line), marker)
 
     def name(self, name: str) -> None:
         """A session_info entry first in the file, carrying the title; it is a root of
@@ -177,8 +185,7 @@ class _Reader:
         }
         while entry["id"] in self.out.ids:
             entry["id"] = f"{entry['id']}-"
-        source = SourceLine(0, 0, b"", None, True)
-        self.out.add(source, entry)
+        self.out.add(NO_LINE, entry)
         self.out.entries.insert(0, self.out.entries.pop())
 
     def parent_of(self, value: dict[str, Any]) -> str | None:

@@ -69,12 +69,12 @@ API = "openai-responses"
 def read_codex(data: bytes, path: Path | None) -> LoadedFile:
     """The rollout in ``data`` as a LoadedFile of pi entries (see the module docstring)."""
     reader = _Reader(ForeignTranscript("codex", path, len(data)))
-    lines = source_lines(data)
-    for line in lines:
-        reader.line(line)
+    last = None
+    for last in source_lines(data):
+        reader.line(last)
     reader.flush()
-    if lines:
-        reader.out.last_line = lines[-1].number if lines[-1].terminated else lines[-1].number - 1
+    if last is not None:
+        reader.out.last_line = last.number if last.terminated else last.number - 1
     return reader.out.loaded(reader.header, data)
 
 

@@ -21,12 +21,15 @@ folder); ``out`` names it instead. With ``redact``, every line written goes thro
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from jsonl_session.errors import JsonlSessionError, SessionWriteError
+from jsonl_session.format.entry import entry_lines
 from jsonl_session.format.ids import file_timestamp
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.walk import as_text
@@ -35,8 +38,7 @@ from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.foreign import AGENT_NAMES
-from jsonl_session.storage.lines import file_bytes
-from jsonl_session.storage.outputs import refuse_existing, write_output
+from jsonl_session.storage.outputs import output_file, refuse_existing
 
 Target = Literal["pi", "claude", "codex"]
 SOURCE_TYPE = "jsonl-session/source"
@@ -82,6 +84,7 @@ def convert(
     redactor = redactor_for(redact)
     if to == "pi":
         return _to_pi(session, None if out is None else Path(out), cache, redactor)
+    lines: Iterable[bytes]
     if to == "claude":
         from jsonl_session.dialects.to_claude import claude_file
 
@@ -91,10 +94,8 @@ def convert(
 
         lines, missing, default = codex_file(session, leaf_id)
     target = Path(out) if out is not None else default
-    if redactor is not None:
-        lines = [redactor.line(line) for line in lines]
-    _write(target, b"".join(line + b"\n" for line in lines))
-    return Conversion(target, to, len(lines), missing)
+    count = _write(target, lines, redactor)
+    return Conversion(target, to, count, missing)
 
 
 def _to_pi(
@@ -117,7 +118,7 @@ def _write_pi(
     redactor: Redactor | None,
 ) -> Conversion:
     missing = Counter({f"{p.kind}: {p.message}": 1 for p in session.problems})
-    lines = [entry.raw for entry in session.entries]
+    first: list[bytes] = [dumps(header)]
     if session.dialect != "pi":
         missing.update(session.not_carried)
         record = {
@@ -129,15 +130,14 @@ def _write_pi(
             "data": {
                 "agent": session.dialect,
                 "path": str(session.path),
-                "sha256": hashlib.sha256(session.path.read_bytes()).hexdigest(),
+                "sha256": _sha256_of(session.path),
                 "notCarried": dict(missing.most_common()),
             },
         }
-        lines.insert(0, dumps(record))
-    if redactor is not None:
-        lines = [redactor.line(line) for line in lines]
-    _write(target, file_bytes(dumps(header), lines))
-    done = Conversion(target, "pi", len(lines), missing)
+        first.append(dumps(record))
+    entries = (raw for _, raw in entry_lines(session.entries))
+    count = _write(target, itertools.chain(first, entries), redactor) - 1  # (the header)
+    done = Conversion(target, "pi", count, missing)
     for agent_file in _sub_agents(session):
         sub = Session.open(agent_file, cache=cache)
         sub_header = {"type": "session", "version": 3, "id": sub.header_data.get("id", "")}
@@ -168,9 +168,14 @@ def _pi_path(header: dict[str, Any]) -> Path:
     return folder / paths.safe_name(f"{stamp}_{header.get('id')}.jsonl", "session file name")
 
 
-def _write(target: Path, data: bytes) -> None:
-    """Write the new file whole (outputs.py: mode 0600, complete or absent) where
-    nothing is yet: an existing name, a dangling link included, is refused."""
+WRITE_BYTES = 1 << 20  # lines are written in blocks of about this many bytes
+
+
+def _write(target: Path, lines: Iterable[bytes], redactor: Redactor | None) -> int:
+    """Write the new file (outputs.py: mode 0600, complete or absent) where nothing is
+    yet, an existing name, a dangling link included, refused: ``lines`` as they come,
+    each redacted first with ``redactor``, and ended by a newline, so that memory holds
+    a block of them (or one longer line), never the file. How many were written."""
     hint = "refusing to overwrite it (choose another -o)"
     refuse_existing(target, hint)
     try:
@@ -178,4 +183,30 @@ def _write(target: Path, data: bytes) -> None:
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SessionWriteError(f"cannot write {target}: {reason}; nothing was written") from None
-    write_output(target, data, exists_hint=hint)
+    count = 0
+    with output_file(target, exists_hint=hint) as out:
+        block: list[bytes] = []
+        size = 0
+        for line in lines:
+            if redactor is not None:
+                line = redactor.line(line)
+            count += 1
+            if len(line) >= WRITE_BYTES:  # written as it is, not copied into a block
+                out.write(b"".join(block))
+                block, size = [], 0
+                out.write(line)
+                out.write(b"\n")
+                continue
+            block += (line, b"\n")
+            size += len(line) + 1
+            if size >= WRITE_BYTES:
+                out.write(b"".join(block))
+                block, size = [], 0
+        out.write(b"".join(block))
+    return count
+
+
+def _sha256_of(path: Path) -> str:
+    """The SHA-256 of the file at ``path``, read a block at a time."""
+    with open(path, "rb") as source:
+        return hashlib.file_digest(source, "sha256").hexdigest()

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from jsonl_session.format.entry import entry_lines, loads_object
 from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.walk import as_text, items_of
 from jsonl_session.session.facade import Session
@@ -31,16 +33,21 @@ _STOP = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens"}
 _NAMESPACE = uuid.UUID("6f1e3c52-8d1f-4c0e-9a57-2b7d0c1e4a91")
 
 
-def claude_file(session: Session) -> tuple[list[bytes], Counter[str], Path]:
-    """The lines of the transcript, what was left out, and where Claude Code keeps it."""
+def claude_file(session: Session) -> tuple[Iterator[bytes], Counter[str], Path]:
+    """The lines of the transcript, made as they are taken (the session's lines read a
+    batch at a time: a large one is never held whole); what was left out, counted as
+    they are made (whole once they are all taken); and where Claude Code keeps it."""
     writer = _Writer(session)
-    for entry in session.entries:
-        writer.entry(entry.id, entry.parent_id, entry.timestamp, entry.type, entry.data())
-    if session.name:
-        title = {"type": "custom-title", "customTitle": session.name, "sessionId": writer.sid}
-        writer.lines.append(dumps(title))
     target = paths.claude_dir_for(session.cwd or "/") / f"{writer.sid}.jsonl"
-    return writer.lines, writer.left_out, target
+    return _lines(session, writer), writer.left_out, target
+
+
+def _lines(session: Session, writer: _Writer) -> Iterator[bytes]:
+    for entry, raw in entry_lines(session.entries):
+        writer.entry(entry.id, entry.parent_id, entry.timestamp, entry.type, loads_object(raw))
+        yield from writer.take()
+    if session.name:
+        yield dumps({"type": "custom-title", "customTitle": session.name, "sessionId": writer.sid})
 
 
 def session_uuid(session_id: str) -> str:
@@ -56,10 +63,15 @@ class _Writer:
     def __init__(self, session: Session) -> None:
         self.sid = session_uuid(str(session.header_data.get("id") or ""))
         self.cwd = session.cwd
-        self.lines: list[bytes] = []
+        self.lines: list[bytes] = []  # made and not yet taken
         self.left_out: Counter[str] = Counter()
         self.stands_for: dict[str, str | None] = {}  # our entry id -> the last line written for it
         self.sidechain = False
+
+    def take(self) -> list[bytes]:
+        """The lines made since the last call."""
+        lines, self.lines = self.lines, []
+        return lines
 
     def uuid_of(self, entry_id: str) -> str:
         try:

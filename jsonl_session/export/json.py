@@ -14,7 +14,7 @@ import orjson
 
 from jsonl_session.errors import SessionTreeError
 from jsonl_session.export.plan import ExportResult
-from jsonl_session.format.entry import StoredEntry, loads_object, raw_lines
+from jsonl_session.format.entry import StoredEntry, entry_lines, loads_object
 from jsonl_session.format.jsonio import dumps, loads_js
 from jsonl_session.session import Session
 from jsonl_session.views.pieces import Piece, Utf8Piece, text_of
@@ -44,7 +44,6 @@ def export_json(
     return ExportResult(text, redactor.summary())
 
 
-_BATCH = 1024  # entries whose lines are read from disk at once
 _TREE_BATCH = 256  # entries of the tree written in one piece (a few dozen bytes each)
 
 
@@ -122,11 +121,9 @@ def _tree_steps(session: Session, leaf: str | None, redact: bool, out: list[str]
 def _entry_pieces(entries: list[StoredEntry], redactor: Redactor) -> Iterator[Utf8Piece]:
     """The entries of the document, a comma before each but the first, one at a time
     (a file joins them: `encoded_pieces`)."""
-    for start in range(0, len(entries), _BATCH):
-        batch = entries[start : start + _BATCH]
-        for index, (entry, raw) in enumerate(zip(batch, raw_lines(batch), strict=True), start):
-            text = json_entry(entry, loads_js(raw), None, None, redactor)
-            yield Utf8Piece(b"," + text if index else text)
+    for index, (entry, raw) in enumerate(entry_lines(entries)):
+        text = json_entry(entry, loads_js(raw), None, None, redactor)
+        yield Utf8Piece(b"," + text if index else text)
 
 
 def json_entry(

@@ -273,6 +273,17 @@ def raw_lines(entries: Sequence[StoredEntry]) -> list[bytes]:
     return out
 
 
+LINES_AT_ONCE = 1024  # entries whose lines `entry_lines` reads from disk at once
+
+
+def entry_lines(entries: Sequence[StoredEntry]) -> Iterator[tuple[StoredEntry, bytes]]:
+    """Each of ``entries`` with its line (as `raw_lines` reads them), `LINES_AT_ONCE`
+    entries' lines read at a time: a large session is never held whole."""
+    for start in range(0, len(entries), LINES_AT_ONCE):
+        batch = entries[start : start + LINES_AT_ONCE]
+        yield from zip(batch, raw_lines(batch), strict=True)
+
+
 def line_blocks(
     entries: Sequence[StoredEntry],
 ) -> Iterator[tuple[Sequence[StoredEntry], bytes | None, int]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonl_session.format.entry import StoredEntry
-from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.jsonio import dumps, kept
 from jsonl_session.format.model import CURRENT_VERSION
 from jsonl_session.format.problems import Problem
 
@@ -156,7 +156,7 @@ def migrate(state: MigrationState, version: int) -> list[str]:
         entry = state.entries[index]
         new_raw = dumps(data)
         if new_raw != entry.raw:
-            entry.set_raw(new_raw)
+            entry.set_raw(kept(new_raw))
             entry.migrated = True
     return applied
 

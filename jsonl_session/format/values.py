@@ -22,7 +22,7 @@ from typing import Any, TypeAlias
 
 import msgspec
 
-from jsonl_session.format.entry import NotAnObject, StoredEntry, loads_object, raw_lines
+from jsonl_session.format.entry import NotAnObject, StoredEntry, entry_lines, loads_object
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.format.model import KNOWN_ENTRY_TYPES, KNOWN_ROLES, SessionEntry
 from jsonl_session.format.problems import Problem
@@ -63,21 +63,16 @@ def header_value_problems(header: dict[str, Any], line: int = 1) -> list[Problem
     return [Problem("invalid-value", text, line) for text in found]
 
 
-_BATCH = 1024  # entries whose lines are read from disk at once
-
-
 def session_value_problems(header: dict[str, Any], entries: Sequence[StoredEntry]) -> list[Problem]:
     """The value problems of a header and its entries, in line order; each entry's
     line is decoded here (in batches, so a large session is not held whole)."""
     found = header_value_problems(header)
-    for start in range(0, len(entries), _BATCH):
-        batch = entries[start : start + _BATCH]
-        for entry, raw in zip(batch, raw_lines(batch), strict=True):
-            try:
-                data = loads_object(raw)
-            except (NotJson, NotAnObject):
-                continue  # the read reported the line already
-            found.extend(entry_value_problems(data, raw, entry.line))
+    for entry, raw in entry_lines(entries):
+        try:
+            data = loads_object(raw)
+        except (NotJson, NotAnObject):
+            continue  # the read reported the line already
+        found.extend(entry_value_problems(data, raw, entry.line))
     return found
 
 

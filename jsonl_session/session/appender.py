@@ -20,7 +20,7 @@ from jsonl_session.errors import SessionTreeError, SessionWriteError, UnsyncedWr
 from jsonl_session.format.building import Build, Complete, built, struct_line
 from jsonl_session.format.entry import StoredEntry, decode_envelope
 from jsonl_session.format.ids import new_entry_id
-from jsonl_session.format.jsonio import dumps
+from jsonl_session.format.jsonio import dumps, kept
 from jsonl_session.session.state import SessionState
 from jsonl_session.storage.writer import SessionFile
 
@@ -139,6 +139,7 @@ class Appender:
             self.renumber()
 
     def _add_line(self, raw: bytes, offset: int, line: int = 0) -> None:
+        raw = kept(raw)  # (held for as long as the session is)
         entry = StoredEntry.from_envelope(decode_envelope(raw), line, offset, raw)
         self.state.add_entry(entry)
         self.state.leaf = entry.id

@@ -1,0 +1,153 @@
+"""A conversion written as it is made: the lines of another agent's file come one
+entry at a time and go to the new file in blocks, so a large session is never held
+whole as text (the figures at 500 MB are benchmarks/scale.py's); and the lines a
+session keeps in memory (a transcript read as pi entries, entries appended) take
+about their own length, not the buffer an encoder grew for them."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import orjson
+import pytest
+from locations import FIXTURES
+
+from jsonl_session import Session, convert
+from jsonl_session.dialects import convert as converting
+from jsonl_session.dialects import to_claude
+from jsonl_session.format.jsonio import kept
+from jsonl_session.storage import outputs
+
+TURNS = 120
+TEXT = 3_000  # characters of each message
+
+
+@pytest.fixture(scope="module")
+def long_pi(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pi session of TURNS user and assistant messages of about TEXT characters."""
+    folder = tmp_path_factory.mktemp("long")
+    session = Session.create(cwd="/w", session_dir=folder, fsync="never")
+    for n in range(TURNS):
+        session.append_message({"role": "user", "content": f"ask {n} " + "w" * TEXT})
+        session.append_message(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"say {n} " + "v" * TEXT}],
+                "api": "anthropic-messages",
+                "provider": "anthropic",
+                "model": "m",
+                "usage": {"input": 1, "output": 1, "totalTokens": 2},
+                "stopReason": "stop",
+            }
+        )
+    return session.path
+
+
+@pytest.fixture(scope="module")
+def long_claude(long_pi: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("claude") / "t.jsonl"
+    return convert(Session.open(long_pi, cache=False), "claude", out).path
+
+
+class TestWrittenAsMade:
+    @pytest.mark.parametrize("to", ["claude", "pi", "codex"])
+    def test_the_file_goes_out_in_blocks_and_is_the_same_whatever_their_size(
+        self, long_pi: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, to: str
+    ) -> None:
+        whole = convert(Session.open(long_pi, cache=False), to, tmp_path / "whole.jsonl").path
+        writes: list[int] = []
+        real_write = outputs.OutputWriter.write
+
+        def counted(self: outputs.OutputWriter, data: bytes) -> int:
+            writes.append(len(data))
+            return real_write(self, data)
+
+        monkeypatch.setattr(outputs.OutputWriter, "write", counted)
+        monkeypatch.setattr(converting, "WRITE_BYTES", 8_192)
+        small = convert(Session.open(long_pi, cache=False), to, tmp_path / "small.jsonl")
+        assert small.path.read_bytes() == whole.read_bytes()
+        longest = max(map(len, whole.read_bytes().splitlines()))
+        assert len(writes) > 10 and max(writes) < 8_192 + longest + 2
+
+    def test_a_line_longer_than_a_block_is_written_as_it_is(
+        self, long_pi: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(converting, "WRITE_BYTES", 1_000)  # every line is longer
+        done = convert(Session.open(long_pi, cache=False), "pi", tmp_path / "copy.jsonl")
+        source = long_pi.read_bytes().splitlines()
+        copied = done.path.read_bytes().splitlines()
+        assert copied[1:] == source[1:] and done.entries == len(source) - 1
+
+    def test_claude_lines_are_made_as_they_are_taken(
+        self, long_pi: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        decoded: list[bytes] = []
+        real_loads = to_claude.loads_object
+        monkeypatch.setattr(
+            to_claude, "loads_object", lambda raw: decoded.append(raw) or real_loads(raw)
+        )
+        session = Session.open(long_pi, cache=False)
+        lines, _, _ = to_claude.claude_file(session)
+        assert decoded == []  # nothing made before it is asked for
+        next(iter(lines))
+        assert len(decoded) == 1
+        assert sum(1 for _ in lines) == len(session.entries) - 1
+        assert len(decoded) == len(session.entries)
+
+    def test_an_existing_target_is_refused_before_any_line_is_made(
+        self, long_pi: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        taken = tmp_path / "taken.jsonl"
+        taken.write_bytes(b"mine")
+        made: list[bytes] = []
+        real_loads = to_claude.loads_object
+        monkeypatch.setattr(
+            to_claude, "loads_object", lambda raw: made.append(raw) or real_loads(raw)
+        )
+        with pytest.raises(Exception, match="already exists"):
+            convert(Session.open(long_pi, cache=False), "claude", taken)
+        assert made == [] and taken.read_bytes() == b"mine"
+
+
+def held_by(make: object) -> int:
+    """Bytes Python still holds for what ``make()`` returns, while it is held."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept_alive = make()  # type: ignore[operator]
+        held = tracemalloc.get_traced_memory()[0] - before
+        del kept_alive
+        return held
+    finally:
+        tracemalloc.stop()
+
+
+class TestLinesHeldAtTheirSize:
+    def test_kept_takes_the_length_of_the_line_not_the_encoders_buffer(self) -> None:
+        line = orjson.dumps({"text": "x" * 3_000})
+        assert held_by(lambda: kept(orjson.dumps({"text": "x" * 3_000}))) < len(line) + 200
+        assert kept(line) == line
+
+    def test_a_transcript_read_as_pi_entries_holds_about_its_lines(self, long_claude: Path) -> None:
+        lines = sum(len(line) for line in long_claude.read_bytes().splitlines())
+        # (each entry's line, its record and its few texts; orjson's buffers were 8x)
+        assert held_by(lambda: Session.open(long_claude, cache=False)) < 2 * lines
+
+    def test_appended_entries_hold_about_their_lines(self, tmp_path: Path) -> None:
+        def appended() -> Session:
+            session = Session.create(cwd="/w", session_dir=tmp_path, fsync="never")
+            for n in range(100):
+                session.append_message({"role": "user", "content": f"{n} " + "w" * TEXT})
+            return session
+
+        assert held_by(appended) < 2 * 100 * TEXT
+
+
+def test_the_claude_fixture_converts_to_pi_as_before(tmp_path: Path) -> None:
+    main = next((FIXTURES / "claude" / "projects" / "-home-dev-projects-todo-api").glob("*.jsonl"))
+    done = convert(main, "pi", tmp_path / "pi.jsonl", cache=False)
+    session = Session.open(done.path, cache=False)
+    original = Session.open(main, cache=False)
+    assert [e.raw for e in session.entries][1:] == [e.raw for e in original.entries]
+    assert done.entries == len(original.entries) + 1  # the source record first
