@@ -15,8 +15,9 @@ Sections, chosen with --only (comma-separated; default: all of them):
            and its peak RSS: open + context with no cache, with an empty cache and
            cached; tree; stats (`token_breakdown` in one process and in one per core, and
            `stats --json`); every export
-           (`export -f markdown|html|json -o FILE`, Markdown with --redact); `textconv`
-           (the commands with the cache warm).
+           (`export -f markdown|html|json -o FILE`, Markdown with --redact); `textconv`;
+           `convert --to claude`, and `convert --to pi` of the Claude Code transcript
+           that makes (the commands with the cache warm).
   line     a session whose one tool result holds a --line-mb MiB text (a secret every
            ~100 KB): `stats`, Markdown export without and with --redact, HTML export
            and `textconv`, in MiB/s, with their peak RSS; and `redact_text` alone on

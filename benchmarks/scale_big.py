@@ -100,6 +100,7 @@ def bench_big(
         if kept.is_dir():
             shutil.copytree(kept, cache_dir)
 
+    claude = path.with_name("claude.jsonl")  # (made below)
     commands: list[tuple[str, list[str | Path], Path | None]] = [
         ("tree (CLI)", ["tree", path], None),
         ("stats --json (CLI)", ["stats", "--json", path], None),
@@ -113,8 +114,20 @@ def bench_big(
             out,
         ),
         ("textconv > /dev/null (CLI)", ["textconv", path], None),
+        # every branch as a Claude Code transcript, then that transcript (640 MB) as pi:
+        # a file of another agent is read whole into pi entries, then written as it goes
+        ("convert --to claude -o FILE (CLI)", ["convert", "--to", "claude", "-o", out, path], out),
+        (
+            "convert --to pi -o FILE, of that Claude transcript (CLI)",
+            ["convert", "--to", "pi", "-o", out, claude],
+            out,
+        ),
     ]
+    claude.unlink(missing_ok=True)
+    attempt(report, "a Claude Code transcript of it", lambda: _claude_copy(path, claude))
     for label, args, written in commands:
+        if claude in args and not claude.exists():
+            continue  # (said why above)
         setup = before_stats if label.startswith("stats") else None
         result = attempt(
             report,
@@ -133,12 +146,21 @@ def bench_big(
             report.target("big: stats --json (CLI) / open + context, no cache", ratio, 2)
             continue
         report.measured(label, result, size)
-        if label.startswith(("export", "textconv")):
+        if label.startswith(("export", "textconv", "convert")):
             short = label.removesuffix(" (CLI)")
             report.target(f"big: {short}: peak RSS", peak, PEAK_LIMIT_MIB, unit=" MiB")
             report.target(f"big: {short}: time / orjson decode", seconds / decode, 2)
         if written is not None:
             written.unlink(missing_ok=True)
+    claude.unlink(missing_ok=True)
+
+
+def _claude_copy(path: Path, claude: Path) -> None:
+    """The session as a Claude Code transcript, made once for the convert measures
+    (by the library; an older one without convert fails, which `attempt` reports)."""
+    from jsonl_session import convert
+
+    convert(path, "claude", claude, cache=False)
 
 
 def bench_pi(
