@@ -7,10 +7,13 @@ about their own length, not the buffer an encoder grew for them."""
 from __future__ import annotations
 
 import tracemalloc
+import uuid
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from locations import FIXTURES
 
 from jsonl_session import Session, convert
@@ -83,9 +86,9 @@ class TestWrittenAsMade:
         self, long_pi: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         decoded: list[bytes] = []
-        real_loads = to_claude.loads_object
+        real_loads = to_claude.loads_js
         monkeypatch.setattr(
-            to_claude, "loads_object", lambda raw: decoded.append(raw) or real_loads(raw)
+            to_claude, "loads_js", lambda raw: decoded.append(raw) or real_loads(raw)
         )
         session = Session.open(long_pi, cache=False)
         lines, _, _ = to_claude.claude_file(session)
@@ -101,9 +104,9 @@ class TestWrittenAsMade:
         taken = tmp_path / "taken.jsonl"
         taken.write_bytes(b"mine")
         made: list[bytes] = []
-        real_loads = to_claude.loads_object
+        real_loads = to_claude.loads_js
         monkeypatch.setattr(
-            to_claude, "loads_object", lambda raw: made.append(raw) or real_loads(raw)
+            to_claude, "loads_js", lambda raw: made.append(raw) or real_loads(raw)
         )
         with pytest.raises(Exception, match="already exists"):
             convert(Session.open(long_pi, cache=False), "claude", taken)
@@ -151,3 +154,51 @@ def test_the_claude_fixture_converts_to_pi_as_before(tmp_path: Path) -> None:
     original = Session.open(main, cache=False)
     assert [e.raw for e in session.entries][1:] == [e.raw for e in original.entries]
     assert done.entries == len(original.entries) + 1  # the source record first
+
+
+class TestWrittenByOrjsonAlone:
+    """to_claude reads each entry with loads_js and writes its lines with orjson alone;
+    what orjson refuses is made again the general way: the same lines either way."""
+
+    LINES = (
+        b'{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}',
+        b'{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"v 1.0 and 2.50","timestamp":1.0}}',
+        b'{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z",'
+        b'"message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"t",'
+        b'"arguments":{"big":123456789012345678901234,"f":3.0,"e":1e+20,"x":[1.0,-0.0]}}],'
+        b'"usage":{"input":1.0,"output":2}}}',
+        b'{"type":"message","id":"a3","parentId":"a2","timestamp":"2025-01-01T00:00:03.000Z",'
+        b'"message":{"role":"toolResult","toolCallId":"c1","toolName":"t",'
+        b'"content":[{"type":"text","text":"half \\ud83d of a pair"}],"isError":false}}',
+        b'{"type":"message","id":"a4","parentId":"a3","timestamp":"2025-01-01T00:00:04.000Z",'
+        b'"message":{"role":"assistant","content":[{"type":"text","text":"n 7.0"}],'
+        b'"usage":{"input":5,"output":1e+16}}}',
+    )
+
+    def test_the_lines_are_the_general_ways(self, tmp_path: Path) -> None:
+        path = tmp_path / "odd.jsonl"
+        path.write_bytes(b"\n".join(self.LINES) + b"\n")
+        session = Session.open(path, cache=False)
+        lines, _, _ = to_claude.claude_file(session)
+        made = list(lines)
+        general = to_claude._Writer(session)
+        general.fast = False
+        expected: list[bytes] = []
+        for entry in session.entries:
+            general.entry(entry.id, entry.parent_id, entry.timestamp, entry.type, entry.data())
+            expected += general.take()
+        assert made == expected and len(made) == 4
+        assert b"123456789012345678901234" not in made[1]  # read as JavaScript reads it
+        assert b'"f":3,' in made[1] and b"\\ud83d" in made[2]
+
+    @given(st.text(max_size=60))
+    def test_uuid5_is_the_standard_librarys(self, name: str) -> None:
+        namespace = uuid.UUID("12345678-1234-5678-1234-567812345678")
+        try:
+            expected = str(uuid.uuid5(namespace, name))
+        except UnicodeEncodeError:  # a lone surrogate: both refuse it
+            with pytest.raises(UnicodeEncodeError):
+                to_claude.uuid5(namespace.bytes, name)
+            return
+        assert to_claude.uuid5(namespace.bytes, name) == expected
