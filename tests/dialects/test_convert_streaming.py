@@ -105,9 +105,7 @@ class TestWrittenAsMade:
         taken.write_bytes(b"mine")
         made: list[bytes] = []
         real_loads = to_claude.loads_js
-        monkeypatch.setattr(
-            to_claude, "loads_js", lambda raw: made.append(raw) or real_loads(raw)
-        )
+        monkeypatch.setattr(to_claude, "loads_js", lambda raw: made.append(raw) or real_loads(raw))
         with pytest.raises(Exception, match="already exists"):
             convert(Session.open(long_pi, cache=False), "claude", taken)
         assert made == [] and taken.read_bytes() == b"mine"
