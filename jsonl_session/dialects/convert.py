@@ -38,7 +38,7 @@ from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.foreign import AGENT_NAMES
-from jsonl_session.storage.outputs import output_file, refuse_existing
+from jsonl_session.storage.outputs import refuse_existing, write_lines
 
 Target = Literal["pi", "claude", "codex"]
 SOURCE_TYPE = "jsonl-session/source"
@@ -168,14 +168,10 @@ def _pi_path(header: dict[str, Any]) -> Path:
     return folder / paths.safe_name(f"{stamp}_{header.get('id')}.jsonl", "session file name")
 
 
-WRITE_BYTES = 1 << 20  # lines are written in blocks of about this many bytes
-
-
 def _write(target: Path, lines: Iterable[bytes], redactor: Redactor | None) -> int:
     """Write the new file (outputs.py: mode 0600, complete or absent) where nothing is
-    yet, an existing name, a dangling link included, refused: ``lines`` as they come,
-    each redacted first with ``redactor``, and ended by a newline, so that memory holds
-    a block of them (or one longer line), never the file. How many were written."""
+    yet, an existing name, a dangling link included, refused: ``lines`` as they come
+    (`write_lines`), each redacted first with ``redactor``. How many were written."""
     hint = "refusing to overwrite it (choose another -o)"
     refuse_existing(target, hint)
     try:
@@ -183,27 +179,9 @@ def _write(target: Path, lines: Iterable[bytes], redactor: Redactor | None) -> i
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SessionWriteError(f"cannot write {target}: {reason}; nothing was written") from None
-    count = 0
-    with output_file(target, exists_hint=hint) as out:
-        block: list[bytes] = []
-        size = 0
-        for line in lines:
-            if redactor is not None:
-                line = redactor.line(line)
-            count += 1
-            if len(line) >= WRITE_BYTES:  # written as it is, not copied into a block
-                out.write(b"".join(block))
-                block, size = [], 0
-                out.write(line)
-                out.write(b"\n")
-                continue
-            block += (line, b"\n")
-            size += len(line) + 1
-            if size >= WRITE_BYTES:
-                out.write(b"".join(block))
-                block, size = [], 0
-        out.write(b"".join(block))
-    return count
+    if redactor is not None:
+        lines = map(redactor.line, lines)
+    return write_lines(target, lines, exists_hint=hint)
 
 
 def _sha256_of(path: Path) -> str:

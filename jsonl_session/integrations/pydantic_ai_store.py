@@ -46,7 +46,7 @@ from jsonl_session.integrations.pydantic_ai_log import (
     record_of,
 )
 from jsonl_session.session import Session
-from jsonl_session.storage.fork import fork_path_lines, write_fork
+from jsonl_session.storage.fork import write_fork
 from jsonl_session.storage.paths import session_dir_for
 from jsonl_session.storage.store import FsyncPolicy, write_new_file
 
@@ -220,8 +220,7 @@ class SessionFileConversationStore(ConversationStore):
                 assert point is not None  # _source_of found it
                 labels = {target: (text, stamp) for target, text in source.labels.items()}
                 branch = source.branch_path(point)
-                write_fork(new_path, header, branch, labels, self.fsync)
-                written = len(fork_path_lines(branch, labels))
+                written = write_fork(new_path, header, branch, labels, self.fsync)
         except SessionWriteError:
             raise ConversationConflict(record.conversation_id) from None  # created meanwhile
         if self._files_of(record.conversation_id) != [new_path]:

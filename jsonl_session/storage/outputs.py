@@ -12,7 +12,8 @@ a session it appends to. One writer, so every output gets the same guarantees:
 
 Writers stream: `output_file` is a context manager yielding a binary writer, so a
 renderer can write as it goes (and `copy_from` another file's bytes, copied by the
-kernel where it can: `copy_file_into`); `write_output` writes bytes at once. A long output is
+kernel where it can: `copy_file_into`); `write_output` writes bytes at once, `write_lines`
+lines as they come. A long output is
 synced to disk in the background as it is written (every `SYNC_EVERY` bytes), so the
 fsync at its end waits only for its last part; a failure of one of those syncs fails
 the write as the last fsync's would. Session files themselves are store.py's (appends,
@@ -28,7 +29,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -272,6 +273,40 @@ def write_output(
     with output_file(target, replace=replace, fsync=fsync, exists_hint=exists_hint) as out:
         out.write(data)
     return Path(target)
+
+
+LINES_BYTES = 1 << 20  # `write_lines` writes its lines in blocks of about this much
+
+
+def write_lines(
+    target: Path,
+    lines: Iterable[bytes],
+    *,
+    fsync: FsyncPolicy = "always",
+    exists_hint: str = FORCE_HINT,
+) -> int:
+    """Write ``lines`` as a new ``target`` (see `output_file`), each ended by a
+    newline, as they come: memory holds a block of them (`LINES_BYTES`; a longer
+    line is written as it is), never the file. How many lines were written."""
+    count = 0
+    with output_file(target, fsync=fsync, exists_hint=exists_hint) as out:
+        block: list[bytes] = []
+        size = 0
+        for line in lines:
+            count += 1
+            if len(line) >= LINES_BYTES:  # not copied into a block
+                out.write(b"".join(block))
+                block, size = [], 0
+                out.write(line)
+                out.write(b"\n")
+                continue
+            block += (line, b"\n")
+            size += len(line) + 1
+            if size >= LINES_BYTES:
+                out.write(b"".join(block))
+                block, size = [], 0
+        out.write(b"".join(block))
+    return count
 
 
 def _finish(handle: BinaryIO, target: Path, fsync: FsyncPolicy) -> None:

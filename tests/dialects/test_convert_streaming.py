@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from locations import FIXTURES
 
 from jsonl_session import Session, convert
-from jsonl_session.dialects import convert as converting
 from jsonl_session.dialects import to_claude
 from jsonl_session.format.jsonio import kept
 from jsonl_session.storage import outputs
@@ -67,7 +66,7 @@ class TestWrittenAsMade:
             return real_write(self, data)
 
         monkeypatch.setattr(outputs.OutputWriter, "write", counted)
-        monkeypatch.setattr(converting, "WRITE_BYTES", 8_192)
+        monkeypatch.setattr(outputs, "LINES_BYTES", 8_192)
         small = convert(Session.open(long_pi, cache=False), to, tmp_path / "small.jsonl")
         assert small.path.read_bytes() == whole.read_bytes()
         longest = max(map(len, whole.read_bytes().splitlines()))
@@ -76,7 +75,7 @@ class TestWrittenAsMade:
     def test_a_line_longer_than_a_block_is_written_as_it_is(
         self, long_pi: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr(converting, "WRITE_BYTES", 1_000)  # every line is longer
+        monkeypatch.setattr(outputs, "LINES_BYTES", 1_000)  # every line is longer
         done = convert(Session.open(long_pi, cache=False), "pi", tmp_path / "copy.jsonl")
         source = long_pi.read_bytes().splitlines()
         copied = done.path.read_bytes().splitlines()

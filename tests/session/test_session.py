@@ -44,7 +44,7 @@ from jsonl_session import (
     SessionWriteError,
 )
 from jsonl_session.format.model import UserMessage
-from jsonl_session.storage import paths
+from jsonl_session.storage import outputs, paths
 
 
 def last_line(path: Path) -> bytes:
@@ -979,6 +979,45 @@ class TestFork:
         before = session.path.read_bytes()
         session.fork(ids["u2"])
         assert session.path.read_bytes() == before
+
+    def test_the_fork_is_written_in_blocks_as_its_lines_are_made_and_is_the_same(
+        self,
+        source: tuple[Session, dict[str, str]],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        session, ids = source
+        whole = session.fork(ids["pi"], tmp_path / "whole.jsonl")
+        writes: list[int] = []
+        real_write = outputs.OutputWriter.write
+
+        def counted(writer: outputs.OutputWriter, data: bytes) -> int:
+            writes.append(len(data))
+            return real_write(writer, data)
+
+        monkeypatch.setattr(outputs.OutputWriter, "write", counted)
+        monkeypatch.setattr(outputs, "LINES_BYTES", 100)  # a block a line or two
+        small = session.fork(ids["pi"], tmp_path / "small.jsonl")
+        # (the labels' ids are new each time: all else is the same)
+        unlabelled = [
+            (
+                e.type,
+                e.id if e.type != "label" else None,
+                e.parent_id if e.type != "label" else None,
+            )
+            for e in whole.entries
+        ]
+        assert unlabelled == [
+            (
+                e.type,
+                e.id if e.type != "label" else None,
+                e.parent_id if e.type != "label" else None,
+            )
+            for e in small.entries
+        ]
+        messages = [line_of(whole, e.id) for e in whole.entries if e.type == "message"]
+        assert messages == [line_of(small, e.id) for e in small.entries if e.type == "message"]
+        assert len(writes) >= len(small.entries)
 
     def test_forking_an_unknown_entry_raises(self, source: tuple[Session, dict[str, str]]) -> None:
         session, _ = source

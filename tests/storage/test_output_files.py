@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from helpers_write import mode_of
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.storage import outputs, paths
-from jsonl_session.storage.outputs import check_output, output_file, write_output
+from jsonl_session.storage.outputs import check_output, output_file, write_lines, write_output
 
 CHILD_TIMEOUT = 120.0  # only stops a hung child; nothing asserts how long anything takes
 
@@ -162,6 +163,29 @@ class TestCheckingFirst:
         for target in (source, link):
             with pytest.raises(SessionWriteError, match="is the session being exported"):
                 check_output(target, replace=True, source=source)
+
+
+class TestWritingLines:
+    def test_lines_are_written_in_blocks_each_ended_by_a_newline(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(outputs, "LINES_BYTES", 10)
+        lines = [b"one", b"two", b"a line longer than a block", b"", b"last"]
+        given = iter(lines)
+        count = write_lines(tmp_path / "out.jsonl", given)
+        assert count == 5 and next(given, None) is None
+        assert (
+            tmp_path / "out.jsonl"
+        ).read_bytes() == b"one\ntwo\na line longer than a block\n\nlast\n"
+
+    def test_a_failure_while_the_lines_are_made_leaves_no_file(self, tmp_path: Path) -> None:
+        def failing() -> Iterator[bytes]:
+            yield b"x" * (2 << 20)  # written already
+            raise ValueError("the next line cannot be made")
+
+        with pytest.raises(ValueError, match="cannot be made"):
+            write_lines(tmp_path / "out.jsonl", failing())
+        assert listing(tmp_path) == []
 
 
 class TestModes:
