@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from jsonl_session.errors import JsonlSessionError, SessionWriteError
+from jsonl_session.errors import JsonlSessionError
 from jsonl_session.format.entry import entry_lines
 from jsonl_session.format.ids import file_timestamp
 from jsonl_session.format.jsonio import dumps
@@ -118,7 +118,7 @@ def _write_pi(
     redactor: Redactor | None,
 ) -> Conversion:
     missing = Counter({f"{p.kind}: {p.message}": 1 for p in session.problems})
-    first: list[bytes] = [dumps(header)]
+    first: list[bytes] = []
     if session.dialect != "pi":
         missing.update(session.not_carried)
         record = {
@@ -135,8 +135,10 @@ def _write_pi(
             },
         }
         first.append(dumps(record))
-    entries = (raw for _, raw in entry_lines(session.entries))
-    count = _write(target, itertools.chain(first, entries), redactor) - 1  # (the header)
+    body: Iterable[bytes] = itertools.chain(first, (raw for _, raw in entry_lines(session.entries)))
+    if redactor is not None:  # (the header is structure, as a fork's: not redacted)
+        body = map(redactor.line, body)
+    count = _write(target, itertools.chain([dumps(header)], body), None) - 1  # (the header)
     done = Conversion(target, "pi", count, missing)
     for agent_file in _sub_agents(session):
         sub = Session.open(agent_file, cache=cache)
@@ -174,14 +176,9 @@ def _write(target: Path, lines: Iterable[bytes], redactor: Redactor | None) -> i
     (`write_lines`), each redacted first with ``redactor``. How many were written."""
     hint = "refusing to overwrite it (choose another -o)"
     refuse_existing(target, hint)
-    try:
-        paths.ensure_dir(target.parent)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SessionWriteError(f"cannot write {target}: {reason}; nothing was written") from None
     if redactor is not None:
         lines = map(redactor.line, lines)
-    return write_lines(target, lines, exists_hint=hint)
+    return write_lines(target, lines, exists_hint=hint, make_folders=True)
 
 
 def _sha256_of(path: Path) -> str:

@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from jsonl_session.format.entry import entry_lines, loads_object
-from jsonl_session.format.jsonio import dumps, loads_js
+from jsonl_session.format.entry import entry_lines
+from jsonl_session.format.jsonio import dumps, loads_js, loads_js_general
 from jsonl_session.format.walk import as_text, items_of
 from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
@@ -46,10 +46,11 @@ def claude_file(session: Session) -> tuple[Iterator[bytes], Counter[str], Path]:
 
 
 def _lines(session: Session, writer: _Writer) -> Iterator[bytes]:
-    """Each entry read with `loads_js`, so that its lines are written by orjson alone,
-    as `dumps` writes them (numbers as JSON.stringify writes them) without looking
-    through them for numbers to mend; an entry orjson refuses (rare, see `loads_js`)
-    is made again, read and written the general way."""
+    """Each entry read with its numbers as JavaScript holds them (`loads_js`: a float
+    with no fraction is an integer, as pi reads it), so that its lines are written by
+    orjson alone, as `dumps` writes them, without looking through them for numbers to
+    mend; an entry orjson refuses (rare, see `loads_js`) is made again from the same
+    numbers read the general way (`loads_js_general`) and written by `dumps`."""
     for entry, raw in entry_lines(session.entries):
         made = (entry.id, entry.parent_id, entry.timestamp, entry.type)
         try:
@@ -57,7 +58,7 @@ def _lines(session: Session, writer: _Writer) -> Iterator[bytes]:
         except TypeError:
             writer.take()  # (what it made of the entry before orjson refused)
             writer.fast = False
-            writer.entry(*made, loads_object(raw))
+            writer.entry(*made, loads_js_general(raw))
             writer.fast = True
         yield from writer.take()
     if session.name:

@@ -162,7 +162,15 @@ def loads_js(raw: bytes) -> Any:
     try:
         return _js_decoder.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return _js_numbers(decode_any(raw))
+        return loads_js_general(raw)
+
+
+def loads_js_general(raw: bytes) -> Any:
+    """`loads_js` the general way: `decode_any` (an integer beyond 64 bits a double,
+    as JavaScript reads it; any depth; a lone surrogate kept), each float with no
+    fraction below 1e21 then an integer. For a value orjson refused to write after
+    `loads_js` read it: `dumps` writes this one."""
+    return _js_numbers(decode_any(raw))
 
 
 # where orjson may have written a float JavaScript writes as an integer (a string

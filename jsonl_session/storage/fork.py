@@ -30,7 +30,6 @@ from jsonl_session.format.model import CURRENT_VERSION, LabelEntry, SessionHeade
 from jsonl_session.storage import store
 from jsonl_session.storage.loader import LoadedFile
 from jsonl_session.storage.outputs import write_lines
-from jsonl_session.storage.paths import ensure_dir
 
 
 def reparented(
@@ -138,10 +137,5 @@ def _write_new(new_path: Path, lines: Iterable[bytes], fsync: store.FsyncPolicy)
     absent, 0600, never over anything at ``new_path``), in folders made 0700, with
     every failure our error naming the path: the default path is built from the
     source's cwd, which a hostile file can make impossible (a NUL, a name too long)."""
-    try:
-        ensure_dir(new_path.parent)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        shown = str(new_path).replace("\0", "\\0")
-        raise SessionWriteError(f"cannot write {shown}: {reason}; nothing was written") from None
-    return write_lines(new_path, lines, fsync=fsync, exists_hint="refusing to overwrite it")
+    hint = "refusing to overwrite it"
+    return write_lines(new_path, lines, fsync=fsync, exists_hint=hint, make_folders=True)

@@ -36,6 +36,7 @@ from typing import BinaryIO
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.storage.leftovers import TEMP_PREFIX, TEMP_SUFFIX, remove_abandoned_temps
+from jsonl_session.storage.paths import ensure_dir
 from jsonl_session.storage.portable import BINARY, HOLD_TEMP_LOCK, NOFOLLOW, try_lock, write_all
 from jsonl_session.storage.store import FsyncPolicy, check_fsync_policy
 
@@ -284,12 +285,43 @@ def write_lines(
     *,
     fsync: FsyncPolicy = "always",
     exists_hint: str = FORCE_HINT,
+    make_folders: bool = False,
 ) -> int:
     """Write ``lines`` as a new ``target`` (see `output_file`), each ended by a
     newline, as they come: memory holds a block of them (`LINES_BYTES`; a longer
-    line is written as it is), never the file. How many lines were written."""
+    line is written as it is), never the file. How many lines were written.
+    ``make_folders``: the target's missing folders are made (0700) first, and those
+    still empty are removed again when the write fails (a line that could not be
+    made): a failed conversion leaves no trace in another agent's folders."""
+    with _folders_for(target) if make_folders else contextlib.nullcontext():
+        return _write_lines(target, lines, fsync, exists_hint)
+
+
+@contextmanager
+def _folders_for(target: Path) -> Iterator[None]:
+    missing: list[Path] = []  # deepest first
+    folder = Path(target).parent
+    while not os.path.lexists(folder) and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    try:
+        ensure_dir(Path(target).parent)
+    except (OSError, ValueError) as exc:  # a file where a folder should be, a NUL, no right
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        shown = str(target).replace("\0", "\\0")
+        raise SessionWriteError(f"cannot write {shown}: {reason}; nothing was written") from None
+    try:
+        yield
+    except BaseException:
+        for made in missing:
+            with contextlib.suppress(OSError):  # (not empty: someone else's now)
+                os.rmdir(made)
+        raise
+
+
+def _write_lines(target: Path, lines: Iterable[bytes], fsync: FsyncPolicy, hint: str) -> int:
     count = 0
-    with output_file(target, fsync=fsync, exists_hint=exists_hint) as out:
+    with output_file(target, fsync=fsync, exists_hint=hint) as out:
         block: list[bytes] = []
         size = 0
         for line in lines:

@@ -6,8 +6,11 @@ about their own length, not the buffer an encoder grew for them."""
 
 from __future__ import annotations
 
+import json
+import os
 import tracemalloc
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -18,7 +21,7 @@ from locations import FIXTURES
 
 from jsonl_session import Session, convert
 from jsonl_session.dialects import to_claude
-from jsonl_session.format.jsonio import kept
+from jsonl_session.format.jsonio import kept, loads_js_general
 from jsonl_session.storage import outputs
 
 TURNS = 120
@@ -144,6 +147,54 @@ class TestLinesHeldAtTheirSize:
         assert held_by(appended) < 2 * 100 * TEXT
 
 
+class TestWhatAWriteLeaves:
+    def test_a_conversion_failing_midway_leaves_no_file_and_no_folder_it_made(
+        self, long_pi: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        calls = 0
+        real_loads = to_claude.loads_js
+
+        def failing(raw: bytes) -> object:
+            nonlocal calls
+            calls += 1
+            if calls == 100:
+                raise OSError(5, "the disk went away")
+            return real_loads(raw)
+
+        monkeypatch.setattr(to_claude, "loads_js", failing)
+        monkeypatch.setattr(outputs, "LINES_BYTES", 4_096)  # lines written before it fails
+        target = tmp_path / "made" / "deeper" / "t.jsonl"
+        with pytest.raises(OSError, match="went away"):
+            convert(Session.open(long_pi, cache=False), "claude", target)
+        assert sorted(os.listdir(tmp_path)) == []
+
+    def test_a_folder_that_was_there_stays(self, tmp_path: Path) -> None:
+        (tmp_path / "there").mkdir()
+
+        def failing() -> Iterator[bytes]:
+            yield b"{}"
+            raise ValueError("no more")
+
+        with pytest.raises(ValueError, match="no more"):
+            outputs.write_lines(tmp_path / "there" / "new" / "f", failing(), make_folders=True)
+        assert os.listdir(tmp_path) == ["there"] and os.listdir(tmp_path / "there") == []
+
+    def test_a_redacted_conversion_to_pi_keeps_its_headers_as_they_are(
+        self, tmp_path: Path
+    ) -> None:
+        # the header is structure, as a fork's: a sub-agent's parentSession still names
+        # the converted file when its path looks like a secret
+        main = next(
+            (FIXTURES / "claude" / "projects" / "-home-dev-projects-todo-api").glob("*.jsonl")
+        )
+        target = tmp_path / "AKIAIOSFODNN7EXAMPLE" / "out.jsonl"
+        done = convert(main, "pi", target, cache=False, redact=True)
+        assert done.sub_sessions
+        for sub in done.sub_sessions:
+            header = orjson.loads(sub.read_bytes().split(b"\n", 1)[0])
+            assert header["parentSession"] == str(target)
+
+
 def test_the_claude_fixture_converts_to_pi_as_before(tmp_path: Path) -> None:
     main = next((FIXTURES / "claude" / "projects" / "-home-dev-projects-todo-api").glob("*.jsonl"))
     done = convert(main, "pi", tmp_path / "pi.jsonl", cache=False)
@@ -171,6 +222,12 @@ class TestWrittenByOrjsonAlone:
         b'{"type":"message","id":"a4","parentId":"a3","timestamp":"2025-01-01T00:00:04.000Z",'
         b'"message":{"role":"assistant","content":[{"type":"text","text":"n 7.0"}],'
         b'"usage":{"input":5,"output":1e+16}}}',
+        b'{"type":"message","id":"a5","parentId":"a4","timestamp":"2025-01-01T00:00:05.000Z",'
+        b'"message":{"role":"user","content":[{"type":"text","text":2.0}]}}',
+        b'{"type":"compaction","id":"a6","parentId":"a5","timestamp":"2025-01-01T00:00:06.000Z",'
+        b'"summary":"so far","firstKeptEntryId":"a5","tokensBefore":50000.0}',
+        b'{"type":"compaction","id":"a7","parentId":"a6","timestamp":"2025-01-01T00:00:07.000Z",'
+        b'"summary":"half \\udc00 a pair","firstKeptEntryId":"a7","tokensBefore":50000.0}',
     )
 
     def test_the_lines_are_the_general_ways(self, tmp_path: Path) -> None:
@@ -183,11 +240,26 @@ class TestWrittenByOrjsonAlone:
         general.fast = False
         expected: list[bytes] = []
         for entry in session.entries:
-            general.entry(entry.id, entry.parent_id, entry.timestamp, entry.type, entry.data())
+            data = loads_js_general(entry.raw)
+            general.entry(entry.id, entry.parent_id, entry.timestamp, entry.type, data)
             expected += general.take()
-        assert made == expected and len(made) == 4
+        assert made == expected and len(made) == 9
         assert b"123456789012345678901234" not in made[1]  # read as JavaScript reads it
         assert b'"f":3,' in made[1] and b"\\ud83d" in made[2]
+
+    def test_a_whole_float_is_the_integer_pi_reads_on_either_path(self, tmp_path: Path) -> None:
+        # a text that is a number and a compaction's tokensBefore written as 50000.0 (by
+        # no JavaScript writer): pi reads both as integers; the second compaction's lone
+        # surrogate sends it down the general path, which must read them alike
+        path = tmp_path / "floats.jsonl"
+        path.write_bytes(b"\n".join(self.LINES) + b"\n")
+        session = Session.open(path, cache=False)
+        lines = [json.loads(line) for line in to_claude.claude_file(session)[0]]
+        text = lines[4]["message"]["content"][0]["text"]
+        first, second = (line for line in lines if line.get("subtype") == "compact_boundary")
+        assert text == "2"
+        assert first["compactMetadata"]["preTokens"] == 50000
+        assert second["compactMetadata"]["preTokens"] == 50000
 
     @given(st.text(max_size=60))
     def test_uuid5_is_the_standard_librarys(self, name: str) -> None:
