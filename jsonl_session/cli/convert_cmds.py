@@ -41,7 +41,7 @@ def convert(
 
     path = session_file(ctx, file, writes="records FILE's path in the new file")
     if output is not None:  # refused before the work, not after it
-        check_output(output, exists_hint=NEW_FILE_HINT)
+        check_output(output, exists_hint=NEW_FILE_HINT, make_folders=True)
     session = Session.open(path, cache=cache_for(ctx))
     leaf_id = session.resolve_id(leaf) if leaf is not None else None
     redactor = redactor_if(redact)

@@ -61,7 +61,7 @@ def fork(
 
     path = session_file(ctx, file, writes="records FILE as the new file's parent")
     if output is not None:  # refused before the work, not after it
-        check_output(output, exists_hint=NEW_FILE_HINT)
+        check_output(output, exists_hint=NEW_FILE_HINT, make_folders=True)
     session = Session.open(path, cache=cache_for(ctx))
     entry_id = session.resolve_id(at) if at is not None else None
     redactor = redactor_if(redact)

@@ -17,6 +17,7 @@ out and counted; their children hang from the nearest line kept above them.
 from __future__ import annotations
 
 import hashlib
+import math
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -318,6 +319,8 @@ def _assistant_block(block: Any) -> dict[str, Any] | None:
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:
     def number(key: str) -> int:
         value = usage.get(key)
+        if isinstance(value, float) and not math.isfinite(value):  # (1e400 reads as one)
+            return 0
         return int(value) if isinstance(value, int | float) else 0
 
     return {

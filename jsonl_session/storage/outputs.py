@@ -195,11 +195,13 @@ def check_output(
     replace: bool = False,
     source: Path | None = None,
     exists_hint: str = FORCE_HINT,
+    make_folders: bool = False,
 ) -> None:
     """Raise SessionWriteError now if writing ``target`` would be refused: it is the
-    session ``source`` being exported, a folder, or (unless ``replace``) a name that exists,
-    a dangling link too. So that a command refuses before its work, not after it;
-    the write checks again (the name may be taken meanwhile)."""
+    session ``source`` being exported, a folder, or (unless ``replace``) a name that
+    exists, a dangling link too; or its folder is missing (unless the write makes it:
+    ``make_folders``, as `write_lines` can). So that a command refuses before its
+    work, not after it; the write checks again (the name may be taken meanwhile)."""
     target = Path(target)
     if source is not None and target.exists() and os.path.samefile(target, source):
         raise SessionWriteError(f"{target}: is the session being exported; choose another file")
@@ -207,6 +209,8 @@ def check_output(
         raise SessionWriteError(f"{target}: is a directory")
     if not replace:
         refuse_existing(target, exists_hint)
+    if not make_folders and not target.parent.is_dir():
+        raise SessionWriteError(f"cannot write {target}: no folder {target.parent}")
 
 
 @contextmanager

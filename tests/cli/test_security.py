@@ -213,6 +213,13 @@ class TestPlantedLinks:
         assert code == 1 and "out: already exists" in err and "header line" not in err
         assert output.read_bytes() == b"precious"
 
+    def test_an_export_into_a_missing_folder_is_refused_before_the_session_is_read(
+        self, tmp_path: Path
+    ) -> None:
+        source = write_file(tmp_path / "not-a-session.jsonl", b"this is not JSON\n")
+        code, _, err = invoke("export", source, "-o", tmp_path / "missing" / "out.md")
+        assert code == 1 and "no folder" in err and "header line" not in err
+
 
 # --- names from a file ----------------------------------------------------------------------
 

@@ -261,6 +261,19 @@ class TestWrittenByOrjsonAlone:
         assert first["compactMetadata"]["preTokens"] == 50000
         assert second["compactMetadata"]["preTokens"] == 50000
 
+    def test_a_usage_too_large_for_a_number_is_no_count(self, tmp_path: Path) -> None:
+        path = tmp_path / "inf.jsonl"
+        lines = [
+            self.LINES[0],
+            b'{"type":"message","id":"b1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
+            b'"message":{"role":"assistant","content":[{"type":"text","text":"hi"}],'
+            b'"usage":{"input":1e400,"output":3}}}',
+        ]
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        (line,) = to_claude.claude_file(Session.open(path, cache=False))[0]
+        usage = orjson.loads(line)["message"]["usage"]
+        assert usage["input_tokens"] == 0 and usage["output_tokens"] == 3
+
     @given(st.text(max_size=60))
     def test_uuid5_is_the_standard_librarys(self, name: str) -> None:
         namespace = uuid.UUID("12345678-1234-5678-1234-567812345678")

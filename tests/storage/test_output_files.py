@@ -152,6 +152,15 @@ class TestCheckingFirst:
         if kind != "folder":
             check_output(target, replace=True)  # replacing a file or a link is allowed
 
+    def test_check_output_refuses_a_missing_folder_unless_the_write_makes_it(
+        self, tmp_path: Path
+    ) -> None:
+        target = tmp_path / "missing" / "out.md"
+        with pytest.raises(SessionWriteError, match="no folder"):
+            check_output(target)
+        check_output(target, make_folders=True)
+        assert listing(tmp_path) == []
+
     def test_check_output_passes_a_free_name_and_refuses_the_source_even_to_replace(
         self, tmp_path: Path
     ) -> None:
