@@ -1,7 +1,10 @@
-"""Converting a session from one agent's format to another's: a new file, written
-whole (storage/outputs.py: complete or absent, mode 0600, never over an existing
-file or through a link; default names checked by paths.safe_name), and a
-report of what did not carry over. The source is only read.
+"""Converting a session from one agent's format to another's: a new file, written as
+its lines are made, a block at a time, and appearing whole or not at all
+(storage/outputs.py: mode 0600, never over an existing file or through a link, the
+folders it made removed again if it fails; default names checked by
+paths.safe_name), and a report of what did not carry over. The source is only read:
+a pi session's lines a batch at a time, another agent's file whole (its reader,
+dialects/claude.py or codex.py, makes its pi entries before a line is written).
 
 - **to pi**: the entries as the reader made them (a Claude Code tree keeps its
   uuids, so converting twice gives the same ids), under a header with the source's
