@@ -13,10 +13,12 @@ readers'.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from jsonl_session.format.entry import StoredEntry, decode_envelope
 from jsonl_session.format.jsonio import NotJson, decode_any, dumps, kept
@@ -44,11 +46,34 @@ class SourceLine:
         return SourceLine(self.number, self.offset, self.end, None, self.terminated)
 
 
-def source_lines(data: bytes) -> Iterator[SourceLine]:
-    """Every non-blank line, decoded as JSON.parse would (None when it fails), one at
-    a time: a reader holds what it needs of each, never every value at once."""
+def source_lines(data: bytes, decode: Callable[[bytes], Any] | None = None) -> Iterator[SourceLine]:
+    """Every non-blank line, decoded as JSON.parse would (None when it fails), or by
+    ``decode`` (a reader's first look, `first_look`), one at a time: a reader holds
+    what it needs of each, never every value at once."""
+    read = decode or _value
     for index, start, end, terminated in line_spans(data):
-        yield SourceLine(index + 1, start, end, _value(data[start:end]), terminated)
+        yield SourceLine(index + 1, start, end, read(data[start:end]), terminated)
+
+
+def first_look(kind: type[msgspec.Struct]) -> Callable[[bytes], Any]:
+    """A decoder for `source_lines` that reads only the fields of ``kind`` (a struct
+    whose every field defaults to msgspec.UNSET): the dict of those a line holds, each
+    as JSON.parse reads it, the rest of the line skipped, not built. A line it cannot
+    read so (not JSON, not an object, a lone surrogate or bytes that are not UTF-8
+    anywhere it looks, nesting too deep) is decoded whole, as `source_lines` does."""
+    decoder = msgspec.json.Decoder(kind)
+    names = kind.__struct_fields__
+
+    def look(raw: bytes) -> Any:
+        try:
+            found = decoder.decode(raw)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            return _value(raw)  # (msgspec.ValidationError is a DecodeError)
+        return {
+            name: value for name in names if (value := getattr(found, name)) is not msgspec.UNSET
+        }
+
+    return look
 
 
 def value_at(data: bytes, line: SourceLine) -> Any:

@@ -32,11 +32,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from jsonl_session.dialects import claude_shapes as shapes
 from jsonl_session.dialects.building import (
     NO_LINE,
     ForeignTranscript,
     SourceLine,
+    first_look,
     source_lines,
     value_at,
 )
@@ -48,16 +51,41 @@ from jsonl_session.storage.loader import LoadedFile
 API = "anthropic-messages"
 
 
+HOLD_VALUES_BYTES = 8 << 20
+"""A transcript shorter than this is decoded once, its lines' values held between
+the two passes; a longer one is looked at briefly first (`_Sorted`) and each kept
+line decoded in the second pass: the values of every line take five to six times
+the transcript's bytes (3 GB for one of 640 MB), and a short one is read faster."""
+
+
 def read_claude(data: bytes, path: Path | None) -> LoadedFile:
     """The transcript in ``data`` as a LoadedFile of pi entries (see the module docstring)."""
-    reader = _Reader(ForeignTranscript("claude", path, len(data)))
+    reader = _Reader(ForeignTranscript("claude", path, len(data)), data)
+    held = len(data) < HOLD_VALUES_BYTES
     last = None
-    for last in source_lines(data):
-        reader.sort(last)
-    reader.build(data)
+    for last in source_lines(data, None if held else _SORTING):
+        reader.sort(last, held)
+    reader.build()
     if last is not None:
         reader.out.last_line = last.number if last.terminated else last.number - 1
     return reader.out.loaded(reader.header(), data)
+
+
+class _Sorted(msgspec.Struct):
+    """What `_Reader.sort` reads of a line: the first pass skips the rest (a line's
+    message is decoded once, in the second)."""
+
+    type: Any = msgspec.UNSET
+    uuid: Any = msgspec.UNSET
+    isSidechain: Any = msgspec.UNSET
+    sessionId: Any = msgspec.UNSET
+    customTitle: Any = msgspec.UNSET
+    agentName: Any = msgspec.UNSET
+    aiTitle: Any = msgspec.UNSET
+    summary: Any = msgspec.UNSET
+
+
+_SORTING = first_look(_Sorted)
 
 
 @dataclass(slots=True)
@@ -84,9 +112,11 @@ class _Boundary:
 
 
 class _Reader:
-    def __init__(self, out: ForeignTranscript) -> None:
+    def __init__(self, out: ForeignTranscript, data: bytes) -> None:
         self.out = out
-        # the lines of the conversation and of sub-agents, their values let go (`build`)
+        self.data = data  # the transcript: each kept line is decoded again from it
+        # the lines of the conversation and of sub-agents (their values let go in a
+        # long transcript: HOLD_VALUES_BYTES)
         self.chain: list[SourceLine] = []
         self.side: list[SourceLine] = []
         self.titles: dict[str, str] = {}
@@ -99,18 +129,19 @@ class _Reader:
 
     # --- pass 1: sort the lines -----------------------------------------------------------
 
-    def sort(self, line: SourceLine) -> None:
+    def sort(self, line: SourceLine, held: bool) -> None:
         value = line.value
         if not isinstance(value, dict):
             self.out.not_an_object(line)
             return
         kind = value.get("type")
         if not self.first and isinstance(value.get("sessionId"), str):
-            self.first = value
+            self.first = value if held else value_at(self.data, line)  # (read whole)
         if not isinstance(kind, str):
             kind = None
         if kind in shapes.CHAIN_TYPES and isinstance(value.get("uuid"), str):
-            (self.side if value.get("isSidechain") is True else self.chain).append(line.kept())
+            kept = line if held else line.kept()
+            (self.side if value.get("isSidechain") is True else self.chain).append(kept)
         elif kind in shapes.BOOKKEEPING_TYPES:
             self.title(kind, value)
             if kind not in ("custom-title", "ai-title", "agent-name"):
@@ -142,24 +173,28 @@ class _Reader:
 
     # --- pass 2: build the entries ---------------------------------------------------------
 
-    def build(self, data: bytes) -> None:
-        """The entries, from the lines `sort` kept, each decoded again from ``data``."""
+    def build(self) -> None:
+        """The entries, from the lines `sort` kept, each decoded again (whole)."""
         ranked = ("custom-title", "agent-name", "ai-title")
         name = next((self.titles[k] for k in ranked if k in self.titles), None)
         for line in self.chain:
-            self.line(line, value_at(data, line))
+            self.line(line, self.value_of(line))
         self.flush()
         self.close_boundary()
         main_leaf = self.out.entries[-1].id if self.out.entries else None
         self.in_side = True
         for line in self.side:
-            self.line(line, value_at(data, line))
+            self.line(line, self.value_of(line))
         self.flush()
         self.in_side = False
         if self.side and main_leaf is not None:
             self.keep_leaf(main_leaf)
         if name is not None:
             self.name(name)
+
+    def value_of(self, line: SourceLine) -> Any:
+        """A kept line's value: held, or decoded again (see HOLD_VALUES_BYTES)."""
+        return line.value if line.value is not None else value_at(self.data, line)
 
     def keep_leaf(self, leaf: str) -> None:
         """Sub-agent lines come after the main conversation; a leaf marker (ours, see

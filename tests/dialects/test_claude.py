@@ -238,3 +238,62 @@ class TestWhereClaudeCodeKeepsThem:
         shutil.copytree(PROJECT, target)
         found = list_sessions(cwd="/home/dev/projects/todo-api", agents=["claude"], cache=False)
         assert [info.path for info in found] == [target / MAIN.name]
+
+
+class TestALongTranscript:
+    """A transcript of HOLD_VALUES_BYTES or more is looked at briefly first and its
+    kept lines decoded again in the second pass: the same session as one read whole."""
+
+    HEAD = b'"sessionId":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/w",'
+    ODD = (
+        # a lone surrogate and bytes that are not UTF-8 where the first look skips,
+        # a duplicated type, deep nesting, lines that are no object, a torn last line
+        b'{"type":"user","uuid":"u1","parentUuid":null,'
+        + HEAD
+        + rb'"message":{"role":"user","content":"a \ud800 b"}}',
+        b'{"type":"assistant","uuid":"u2","parentUuid":"u1",'
+        + HEAD
+        + b'"message":{"id":"m1","role":"assistant",'
+        + b'"content":[{"type":"text","text":"caf\xff"}]}}',
+        b'{"type":"summary","type":"user","uuid":"u3","parentUuid":"u2",'
+        + HEAD
+        + b'"message":{"role":"user","content":"xx"},"deep":'
+        + b"[" * 3000
+        + b"]" * 3000
+        + b"}",
+        b"[1, 2]",
+        b"not json at all",
+        b'{"type":"custom-title","customTitle":"  named  ","sessionId":"s"}',
+        b'{"type":"assistant","uuid":"u4","parentUuid":"u3","isSidechain":true,'
+        + HEAD
+        + b'"message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"x"}]}}',
+        b'{"type":"user","uuid":"u5","parentUuid":"u3"',
+    )
+
+    @pytest.mark.parametrize("source", ["fixtures", "odd"])
+    def test_it_reads_as_a_short_one_does(
+        self, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from jsonl_session.dialects import claude
+
+        if source == "odd":
+            odd = tmp_path / "odd.jsonl"
+            odd.write_bytes(b"\n".join(self.ODD))
+            files = [odd]
+        else:
+            files = sorted(FIXTURES.glob("claude/**/*.jsonl"))
+        for path in files:
+            data = path.read_bytes()
+            monkeypatch.setattr(claude, "HOLD_VALUES_BYTES", len(data) + 1)
+            held = claude.read_claude(data, path)
+            monkeypatch.setattr(claude, "HOLD_VALUES_BYTES", 0)
+            looked = claude.read_claude(data, path)
+            assert [e.raw for e in looked.read_entries] == [e.raw for e in held.read_entries]
+            assert [(e.line, e.offset) for e in looked.read_entries] == [
+                (e.line, e.offset) for e in held.read_entries
+            ]
+            assert looked.problems == held.problems and looked.header == held.header
+            assert looked.not_carried == held.not_carried
+            assert looked.last_line == held.last_line
+            if source == "odd":
+                assert len(held.read_entries) >= 3 and held.problems
