@@ -10,8 +10,9 @@ import json
 import os
 import tracemalloc
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -24,6 +25,7 @@ from jsonl_session.dialects import to_claude
 from jsonl_session.format.jsonio import kept, loads_js_general
 from jsonl_session.storage import outputs
 
+CallsTo = Callable[[object, str], list[tuple[Any, ...]]]  # conftest.py's calls_to
 TURNS = 120
 TEXT = 3_000  # characters of each message
 
@@ -58,21 +60,20 @@ def long_claude(long_pi: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 class TestWrittenAsMade:
     @pytest.mark.parametrize("to", ["claude", "pi", "codex"])
     def test_the_file_goes_out_in_blocks_and_is_the_same_whatever_their_size(
-        self, long_pi: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, to: str
+        self,
+        long_pi: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        calls_to: CallsTo,
+        to: str,
     ) -> None:
         whole = convert(Session.open(long_pi, cache=False), to, tmp_path / "whole.jsonl").path
-        writes: list[int] = []
-        real_write = outputs.OutputWriter.write
-
-        def counted(self: outputs.OutputWriter, data: bytes) -> int:
-            writes.append(len(data))
-            return real_write(self, data)
-
-        monkeypatch.setattr(outputs.OutputWriter, "write", counted)
+        seen = calls_to(outputs.OutputWriter, "write")  # (writer, data) of each write
         monkeypatch.setattr(outputs, "LINES_BYTES", 8_192)
         small = convert(Session.open(long_pi, cache=False), to, tmp_path / "small.jsonl")
         assert small.path.read_bytes() == whole.read_bytes()
         longest = max(map(len, whole.read_bytes().splitlines()))
+        writes = [len(data) for _, data in seen]
         assert len(writes) > 10 and max(writes) < 8_192 + longest + 2
 
     def test_a_line_longer_than_a_block_is_written_as_it_is(

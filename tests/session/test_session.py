@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -985,17 +987,11 @@ class TestFork:
         source: tuple[Session, dict[str, str]],
         tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch,
+        calls_to: Callable[[object, str], list[tuple[Any, ...]]],
     ) -> None:
         session, ids = source
         whole = session.fork(ids["pi"], tmp_path / "whole.jsonl")
-        writes: list[int] = []
-        real_write = outputs.OutputWriter.write
-
-        def counted(writer: outputs.OutputWriter, data: bytes) -> int:
-            writes.append(len(data))
-            return real_write(writer, data)
-
-        monkeypatch.setattr(outputs.OutputWriter, "write", counted)
+        writes = calls_to(outputs.OutputWriter, "write")
         monkeypatch.setattr(outputs, "LINES_BYTES", 100)  # a block a line or two
         small = session.fork(ids["pi"], tmp_path / "small.jsonl")
         # (the labels' ids are new each time: all else is the same)
