@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 import msgspec
+import orjson
 
 from jsonl_session.format.entry import NotAnObject, StoredEntry, entry_lines, loads_object
 from jsonl_session.format.jsonio import NotJson
@@ -35,9 +36,13 @@ _DOUBLE_MAX = 1.7976931348623157e308
 _MAYBE_HUGE = re.compile(rb"[eE][+]?\d{3}|\d{309}")
 
 
-def entry_value_problems(data: dict[str, Any], raw: bytes, line: int) -> list[Problem]:
+def entry_value_problems(
+    data: dict[str, Any], raw: bytes, line: int, *, within_doubles: bool = False
+) -> list[Problem]:
     """What is wrong with the values of one entry object (already known to have a
-    string ``type`` and ``id``), each a problem of kind ``invalid-value``."""
+    string ``type`` and ``id``), each a problem of kind ``invalid-value``.
+    ``within_doubles``: the line is known to hold no number a double cannot (orjson
+    read it: it refuses one), so none is looked for."""
     entry_id = data.get("id") if isinstance(data.get("id"), str) else None
     found: list[str] = []
     if "parentId" in data and not isinstance(data["parentId"], str | None):
@@ -46,7 +51,7 @@ def entry_value_problems(data: dict[str, Any], raw: bytes, line: int) -> list[Pr
     message = data.get("message")
     if isinstance(message, dict) and "timestamp" in message:
         found.extend(_millisecond_time("message.timestamp", message["timestamp"]))
-    if _MAYBE_HUGE.search(raw):
+    if not within_doubles and _MAYBE_HUGE.search(raw):
         timed = any(text.startswith("message.timestamp ") for text in found)
         huge = _numbers_past_a_double(data)
         found.extend(t for t in huge if not (timed and t.startswith("message.timestamp:")))
@@ -69,10 +74,19 @@ def session_value_problems(header: dict[str, Any], entries: Sequence[StoredEntry
     found = header_value_problems(header)
     for entry, raw in entry_lines(entries):
         try:
-            data = loads_object(raw)
-        except (NotJson, NotAnObject):
-            continue  # the read reported the line already
-        found.extend(entry_value_problems(data, raw, entry.line))
+            # (as loads_object reads it: orjson first, which refuses any number past
+            # a double, so a line it reads needs no search for one, most of a check)
+            data = orjson.loads(raw)
+            within_doubles = True
+        except orjson.JSONDecodeError:
+            try:
+                data = loads_object(raw)
+            except (NotJson, NotAnObject):
+                continue  # the read reported the line already
+            within_doubles = False
+        if not isinstance(data, dict):
+            continue
+        found.extend(entry_value_problems(data, raw, entry.line, within_doubles=within_doubles))
     return found
 
 
