@@ -24,7 +24,7 @@ from jsonl_session.cli.options import (
     reports_errors,
     shown,
 )
-from jsonl_session.cli.output import err, out, print_json, styled
+from jsonl_session.cli.output import err, out, print_json, print_json_with_list, styled
 
 if TYPE_CHECKING:
     from jsonl_session import ProviderRequest, SessionContext, TreeNode
@@ -61,12 +61,12 @@ def show(ctx: typer.Context, file: InputArg, as_json: JsonOption = False) -> Non
 
     path = session_file(ctx, file)
     session = Session.open(path, cache=cache_for(ctx))
-    if as_json:
-        print_json(
+    if as_json:  # the entries written as they are read, never held (a session of GBs)
+        print_json_with_list(
+            {"agent": session.dialect, "header": session.header_data},
+            "entries",
+            session.entry_data(),
             {
-                "agent": session.dialect,
-                "header": session.header_data,
-                "entries": [e.data() for e in session.entries],
                 "leafId": session.leaf_id,
                 "name": session.name,
                 "labels": session.labels,
@@ -74,7 +74,7 @@ def show(ctx: typer.Context, file: InputArg, as_json: JsonOption = False) -> Non
                 "tools": session.tools(),
                 "problems": [p.to_dict() for p in session.problems],
                 "notCarried": session.not_carried,
-            }
+            },
         )
         return
     header = session.header_data

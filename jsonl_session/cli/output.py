@@ -153,6 +153,28 @@ def print_json(value: Any) -> None:
 def print_json_list(items: Iterable[Any]) -> None:
     """`print_json` of a list, written a thousand items at a time as they come (the
     same bytes, without holding the JSON of all of them)."""
+    _write_json_list(items)
+    write_out(b"\n")
+    sys.stdout.flush()
+
+
+def print_json_with_list(
+    before: dict[str, Any], key: str, items: Iterable[Any], after: dict[str, Any]
+) -> None:
+    """`print_json` of ``{**before, key: list(items), **after}``, the list written as
+    it comes (`print_json_list`): the same bytes, never the JSON of all its items."""
+    from jsonl_session import to_json
+    from jsonl_session.cli.terminal_text import json_visible
+
+    head = to_json(before)[:-1]  # (without its closing brace)
+    write_out(json_visible(head + (b"," if before else b"") + to_json(key) + b":"))
+    _write_json_list(items)
+    tail = to_json(after)
+    write_out(json_visible(b"," + tail[1:] if after else b"}") + b"\n")
+    sys.stdout.flush()
+
+
+def _write_json_list(items: Iterable[Any]) -> None:
     from jsonl_session import to_json
     from jsonl_session.cli.terminal_text import json_visible
 
@@ -160,5 +182,4 @@ def print_json_list(items: Iterable[Any]) -> None:
     while part := list(itertools.islice(remaining, 1000)):
         write(separator + json_visible(b",".join(map(to_json, part))))
         separator = b","
-    write(b"[]\n" if separator == b"[" else b"]\n")
-    sys.stdout.flush()
+    write(b"[]" if separator == b"[" else b"]")

@@ -11,6 +11,7 @@ figures.py's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import msgspec
 from jsonl_session.breakdown import Breakdown
 from jsonl_session.context import EMPTY_LEAF, Projection, SessionContext, project_path
 from jsonl_session.errors import SessionTreeError
-from jsonl_session.format.entry import StoredEntry
+from jsonl_session.format.entry import StoredEntry, entry_lines, loads_object
 from jsonl_session.format.model import SessionHeader
 from jsonl_session.format.problems import Problem
 from jsonl_session.format.values import session_value_problems
@@ -104,6 +105,12 @@ class SessionReading:
     def entries(self) -> list[StoredEntry]:
         """Every entry in file order (damaged lines left out; see `problems`)."""
         return self._state.index.file_order_copy()
+
+    def entry_data(self) -> Iterator[dict[str, Any]]:
+        """Each entry's body in file order, as `StoredEntry.data` gives it, the lines
+        read a batch at a time: a large session is never held decoded."""
+        for _, raw in entry_lines(self._state.index.file_order_copy()):
+            yield loads_object(raw)
 
     @property
     def revision(self) -> int:

@@ -1,13 +1,19 @@
-"""`--json` lists (list, search) are written a thousand items at a time: the bytes are
-those of the whole list written at once, whatever the items hold."""
+"""`--json` lists (list, search, and the entries of show --json) are written a
+thousand items at a time: the bytes are those of the whole list written at once,
+whatever the items hold."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_cli import invoke
+from locations import copy_fixture
 
-from jsonl_session.cli.output import print_json, print_json_list
+from jsonl_session import Session
+from jsonl_session.cli.output import print_json, print_json_list, print_json_with_list
 
 AWKWARD: list[Any] = [
     {"n": 1.0, "big": 2**70, "tiny": -2.5e-7, "zero": -0.0},
@@ -25,3 +31,37 @@ def test_a_list_written_in_parts_is_the_list_written_at_once(
     whole = capsysbinary.readouterr().out
     print_json_list(iter(items))
     assert capsysbinary.readouterr().out == whole
+
+
+@pytest.mark.parametrize("count", [0, 1, 1001])
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ({}, {}),
+        ({"agent": "pi", "header": AWKWARD[1]}, {}),
+        ({}, {"leafId": None, "x": AWKWARD[0]}),
+    ],
+)
+def test_an_object_with_a_list_written_in_parts_is_the_object_written_at_once(
+    count: int,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    items = [AWKWARD[n % len(AWKWARD)] | {"i": n} for n in range(count)]
+    print_json({**before, "entries": items, **after})
+    whole = capsysbinary.readouterr().out
+    print_json_with_list(before, "entries", iter(items), after)
+    assert capsysbinary.readouterr().out == whole
+
+
+def test_show_json_writes_its_entries_as_they_are_read(tmp_path: Path) -> None:
+    # the entries are the session's bodies, read a batch at a time (Session.entry_data)
+    path = copy_fixture(tmp_path, "branching")
+    session = Session.open(path, cache=False)
+    code, out, err = invoke("show", path, "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["entries"] == [entry.data() for entry in session.entries]
+    assert list(session.entry_data()) == shown["entries"]
+    assert list(shown)[:3] == ["agent", "header", "entries"]
