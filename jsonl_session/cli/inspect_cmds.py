@@ -27,7 +27,9 @@ from jsonl_session.cli.options import (
 from jsonl_session.cli.output import err, out, print_json, print_json_with_list, styled
 
 if TYPE_CHECKING:
-    from jsonl_session import ProviderRequest, SessionContext, TreeNode
+    from collections.abc import Iterator
+
+    from jsonl_session import ProviderRequest, Session, SessionContext, TreeNode
 
 
 class ContextFormat(StrEnum):
@@ -150,13 +152,12 @@ def tree(
     path = session_file(ctx, file)
     session = Session.open(path, cache=cache_for(ctx))
     roots = session.tree()
-    if as_json:
-        print_json(
-            {
-                "leafId": session.leaf_id,
-                "roots": [n.entry.id for n in roots],
-                "nodes": [_node_json(n, parent) for n, parent in _with_shown_parents(roots)],
-            }
+    if as_json:  # the nodes written as they are made (a session of GBs)
+        print_json_with_list(
+            {"leafId": session.leaf_id, "roots": [n.entry.id for n in roots]},
+            "nodes",
+            _nodes_json(session, _with_shown_parents(roots)),
+            {},
         )
         return
     from jsonl_session.cli.tree_view import render
@@ -178,21 +179,29 @@ def _with_shown_parents(roots: list[TreeNode]) -> list[tuple[TreeNode, str | Non
     return [(node, parent_of.get(id(node))) for _, node in iter_nodes(roots)]
 
 
-def _node_json(node: TreeNode, shown_parent: str | None) -> dict[str, Any]:
+def _nodes_json(
+    session: Session, nodes: list[tuple[TreeNode, str | None]]
+) -> Iterator[dict[str, Any]]:
+    """Each node as --json writes it, its entry's body read with its neighbours' (a
+    thousand at a time, as Session.entry_data reads them) for its summary."""
     from jsonl_session import entry_summary
 
-    entry = node.entry
-    return {
-        "id": entry.id,
-        "parentId": entry.parent_id,
-        "shownParentId": shown_parent,
-        "type": entry.type,
-        "role": entry.role,
-        "label": node.label,
-        "active": node.on_active_path,
-        "summary": entry_summary(entry),
-        "children": [c.entry.id for c in node.children],
-    }
+    for start in range(0, len(nodes), 1024):
+        part = nodes[start : start + 1024]
+        bodies = session.entry_data([node.entry for node, _ in part])
+        for (node, shown_parent), data in zip(part, bodies, strict=True):
+            entry = node.entry
+            yield {
+                "id": entry.id,
+                "parentId": entry.parent_id,
+                "shownParentId": shown_parent,
+                "type": entry.type,
+                "role": entry.role,
+                "label": node.label,
+                "active": node.on_active_path,
+                "summary": entry_summary(entry, data=data),
+                "children": [c.entry.id for c in node.children],
+            }
 
 
 @reports_errors

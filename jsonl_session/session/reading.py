@@ -11,7 +11,7 @@ figures.py's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,10 +106,12 @@ class SessionReading:
         """Every entry in file order (damaged lines left out; see `problems`)."""
         return self._state.index.file_order_copy()
 
-    def entry_data(self) -> Iterator[dict[str, Any]]:
-        """Each entry's body in file order, as `StoredEntry.data` gives it, the lines
-        read a batch at a time: a large session is never held decoded."""
-        for _, raw in entry_lines(self._state.index.file_order_copy()):
+    def entry_data(self, entries: Sequence[StoredEntry] | None = None) -> Iterator[dict[str, Any]]:
+        """Each entry's body, as `StoredEntry.data` gives it, in file order (or of
+        ``entries``, in their order), the lines read a batch at a time: a large
+        session is never held decoded."""
+        chosen = self._state.index.file_order_copy() if entries is None else entries
+        for _, raw in entry_lines(chosen):
             yield loads_object(raw)
 
     @property

@@ -26,9 +26,13 @@ def one_line(text: str, width: int = 72) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def entry_summary(entry: StoredEntry, width: int = 72) -> str:
-    """E.g. ``user: fix the failing test`` or ``model: anthropic/claude-x``."""
-    data = entry.data()
+def entry_summary(
+    entry: StoredEntry, width: int = 72, *, data: dict[str, Any] | None = None
+) -> str:
+    """E.g. ``user: fix the failing test`` or ``model: anthropic/claude-x``; ``data``:
+    the entry's body when read already (else it is read here)."""
+    if data is None:
+        data = entry.data()
     kind = entry.type
     if kind == "message":
         raw_message = data.get("message")

@@ -65,3 +65,18 @@ def test_show_json_writes_its_entries_as_they_are_read(tmp_path: Path) -> None:
     assert shown["entries"] == [entry.data() for entry in session.entries]
     assert list(session.entry_data()) == shown["entries"]
     assert list(shown)[:3] == ["agent", "header", "entries"]
+
+
+def test_tree_json_summarises_each_node_from_its_body(tmp_path: Path) -> None:
+    from jsonl_session import entry_summary, iter_nodes
+
+    path = copy_fixture(tmp_path, "branching")
+    session = Session.open(path, cache=False)
+    code, out, err = invoke("tree", path, "--json")
+    assert code == 0, err
+    nodes = json.loads(out)["nodes"]
+    walked = [node for _, node in iter_nodes(session.tree())]
+    assert [n["id"] for n in nodes] == [node.entry.id for node in walked]
+    assert [n["summary"] for n in nodes] == [entry_summary(node.entry) for node in walked]
+    chosen = [node.entry for node in walked][::-1]  # any entries, in their order
+    assert list(session.entry_data(chosen)) == [entry.data() for entry in chosen]
