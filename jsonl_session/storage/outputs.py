@@ -210,7 +210,8 @@ def check_output(
     if not replace:
         refuse_existing(target, exists_hint)
     if not make_folders and not target.parent.is_dir():
-        raise SessionWriteError(f"cannot write {target}: no folder {target.parent}")
+        reach = f"no folder {target.parent} (or none it can reach)"
+        raise SessionWriteError(f"cannot write {target}: {reach}")
 
 
 @contextmanager
@@ -303,24 +304,26 @@ def write_lines(
 
 @contextmanager
 def _folders_for(target: Path) -> Iterator[None]:
-    missing: list[Path] = []  # deepest first
-    folder = Path(target).parent
-    while not os.path.lexists(folder) and folder.parent != folder:
-        missing.append(folder)
-        folder = folder.parent
+    made: list[Path] = []  # only what this call created (ensure_dir says), in order
     try:
-        ensure_dir(Path(target).parent)
+        ensure_dir(Path(target).parent, made)
     except (OSError, ValueError) as exc:  # a file where a folder should be, a NUL, no right
+        _remove_empty(made)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         shown = str(target).replace("\0", "\\0")
         raise SessionWriteError(f"cannot write {shown}: {reason}; nothing was written") from None
     try:
         yield
     except BaseException:
-        for made in missing:
-            with contextlib.suppress(OSError):  # (not empty: someone else's now)
-                os.rmdir(made)
+        _remove_empty(made)
         raise
+
+
+def _remove_empty(made: list[Path]) -> None:
+    """Remove the folders of ``made`` (created in that order) that are still empty."""
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):  # (not empty: someone else's now)
+            os.rmdir(folder)
 
 
 def _write_lines(target: Path, lines: Iterable[bytes], fsync: FsyncPolicy, hint: str) -> int:

@@ -92,8 +92,10 @@ def session_dir_for(cwd: str, root: Path | None = None) -> Path:
     return (root if root is not None else session_root()) / encode_cwd(cwd)
 
 
-def ensure_dir(path: Path) -> None:
-    """Create ``path`` and missing parents with mode 0700 (existing ones are left)."""
+def ensure_dir(path: Path, made: list[Path] | None = None) -> None:
+    """Create ``path`` and missing parents with mode 0700 (existing ones are left);
+    each folder this call created is appended to ``made`` as it is made (so a caller
+    knows them even when a later one fails)."""
     missing: list[Path] = []
     current = path
     while not current.exists():
@@ -105,7 +107,9 @@ def ensure_dir(path: Path) -> None:
         try:
             folder.mkdir(mode=DIR_MODE)
         except FileExistsError:
-            continue
+            continue  # (there already, or made meanwhile: not ours)
+        if made is not None:
+            made.append(folder)
         os.chmod(folder, DIR_MODE)
 
 

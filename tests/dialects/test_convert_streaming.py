@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from locations import FIXTURES
 
-from jsonl_session import Session, convert
+from jsonl_session import Session, SessionWriteError, convert
 from jsonl_session.dialects import to_claude
 from jsonl_session.format.jsonio import kept, loads_js_general
 from jsonl_session.storage import outputs
@@ -179,6 +179,27 @@ class TestWhatAWriteLeaves:
         with pytest.raises(ValueError, match="no more"):
             outputs.write_lines(tmp_path / "there" / "new" / "f", failing(), make_folders=True)
         assert os.listdir(tmp_path) == ["there"] and os.listdir(tmp_path / "there") == []
+
+    def test_a_folder_named_through_dot_dot_that_was_there_stays(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # new/../there names a folder that exists once new does: only new is ours
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "there").mkdir()
+
+        def failing() -> Iterator[bytes]:
+            yield b"{}"
+            raise ValueError("no more")
+
+        with pytest.raises(ValueError, match="no more"):
+            outputs.write_lines(Path("new/../there/f"), failing(), make_folders=True)
+        assert sorted(os.listdir(tmp_path)) == ["there"]
+
+    def test_folders_made_before_one_cannot_be_are_removed(self, tmp_path: Path) -> None:
+        target = tmp_path / "made" / ("x" * 300) / "f.jsonl"  # a name too long
+        with pytest.raises(SessionWriteError, match="nothing was written"):
+            outputs.write_lines(target, iter([b"{}"]), make_folders=True)
+        assert os.listdir(tmp_path) == []
 
     def test_a_redacted_conversion_to_pi_keeps_its_headers_as_they_are(
         self, tmp_path: Path
