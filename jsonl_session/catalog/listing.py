@@ -11,16 +11,15 @@ header's time, else the file's mtime. Unlike pi, a file that cannot be read as a
 session (a byte order mark before the header included) is listed with its problem
 instead of being dropped, and so is one pi 1.5.2 fails on (a null user content).
 
-What the rules take from the lines is listing_facts.py's. Reading files is the only
-I/O here; keeping the facts between runs is storage/facts_index.py's, spreading the
-reading of thousands of files over the cores parallel.py's.
+What the rules take from the lines is listing_facts.py's; reading one file and
+keeping its facts, listing_read.py's; keeping the facts between runs,
+storage/facts_index.py's; spreading the reading of thousands of files over the
+cores, parallel.py's.
 """
 
 from __future__ import annotations
 
-import io
 import os
-import zlib
 from collections.abc import Callable, Collection
 from operator import attrgetter
 from pathlib import Path
@@ -29,29 +28,22 @@ from typing import Any
 import msgspec
 
 from jsonl_session.catalog.finding import files_of, session_file_texts
-from jsonl_session.catalog.listing_facts import (
-    Facts,
-    HeaderFacts,
-    ListingRecord,
-    from_ms,
-    header_facts,
-    kept_moment,
-    line_facts,
+from jsonl_session.catalog.listing_facts import ListingRecord
+from jsonl_session.catalog.listing_read import (
+    RECORD_KIND,
+    RECORD_VERSION,
+    info_of,
+    read_and_describe,
+    record_decoder,
 )
 from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
 from jsonl_session.catalog.session_info import SessionInfo
-from jsonl_session.format.entry import NotAnObject, loads_object
-from jsonl_session.format.jsonio import NotJson
-from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
-from jsonl_session.storage.facts_index import FactsIndex, PendingRows, now_ns
+from jsonl_session.storage.cache import CacheOption, cache_root
+from jsonl_session.storage.facts_index import FactsIndex, PendingRows
 from jsonl_session.storage.facts_rows import index_key, index_keys
-from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
 from jsonl_session.storage.paths import session_dir_for
-from jsonl_session.storage.portable import BINARY
-from jsonl_session.storage.stamps import Stamp, stamp, still_valid, summed
 
 Progress = Callable[[int, int], None]
-NO_MESSAGES = "(no messages)"
 
 
 def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
@@ -68,17 +60,11 @@ def session_info(path: Path | str, *, cache: CacheOption = None) -> SessionInfo:
             index.save()
 
 
-# 3 was one record file per session; 4 kept the header's time as its text
-_RECORD_KIND, _RECORD_VERSION = "listing", 5
-_record_encoder = msgspec.msgpack.Encoder()
-_record_decoder = msgspec.msgpack.Decoder(ListingRecord)
-
-
 def _index(cache: CacheOption, *, many: bool = True) -> FactsIndex | None:
     root = cache_root(cache)
     if root is None:
         return None
-    return FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=many)
+    return FactsIndex(root, RECORD_KIND, RECORD_VERSION, many=many)
 
 
 def _describe(file_path: str, index: FactsIndex | None) -> SessionInfo:
@@ -88,7 +74,7 @@ def _describe(file_path: str, index: FactsIndex | None) -> SessionInfo:
         known = _answered(file_path, answer) if answer is not None else None
         if known is not None:
             return known
-    return _read_and_describe(file_path, key, index)
+    return read_and_describe(file_path, key, index)
 
 
 def _answered(file_path: str, answer: tuple[bytes, float]) -> SessionInfo | None:
@@ -96,160 +82,10 @@ def _answered(file_path: str, answer: tuple[bytes, float]) -> SessionInfo | None
     that stat's mtime: `FactsIndex.unchanged_each`); None for a record that does not
     decode (its file is read)."""
     try:
-        record: ListingRecord = _record_decoder.decode(answer[0])
+        record: ListingRecord = record_decoder.decode(answer[0])
     except (msgspec.MsgspecError, TypeError, ValueError):
         return None  # a damaged row: the file is read (as `_decoded`, without its call)
-    return _info(file_path, record.header, record.facts, answer[1])
-
-
-def _read_and_describe(file_path: str, key: str, index: FactsIndex | None) -> SessionInfo:
-    """The file described from its bytes (those after its row's, when it has one),
-    its facts put in ``index`` for `FactsIndex.save`."""
-    row = index.get(key) if index is not None else None
-    record = _decoded(row.record) if row is not None else None
-    try:
-        # (not open(): a file object and its buffer cost a fifth of a small file's reading)
-        fd = os.open(file_path, os.O_RDONLY | BINARY)
-        try:
-            taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
-            found = row is not None and record is not None and still_valid(row.stamp, fd)
-            if not found or row is None or record is None:
-                kept = (index, key, fd, taken)
-                return _describe_and_keep(file_path, _read_from(fd, 0), before, kept)
-            covered = row.stamp.covered
-            data = _read_from(fd, covered)
-            cut = data.rfind(b"\n") + 1
-            facts = record.facts.then(line_facts(data, 0, cut))
-            if index is not None:  # stamped anew: once quiet, a stat will do
-                crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
-                mark = stamp(fd, covered + cut, crc, before)
-                _keep(index, key, mark, taken, record.header, facts)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        return _broken(file_path, None, exc.strerror or str(exc))
-    return _info(file_path, record.header, facts.then(line_facts(data, cut)), before.st_mtime)
-
-
-def _read_from(fd: int, offset: int) -> bytes:
-    """``fd``'s bytes from ``offset`` to its end as it is now (a whole file is read with
-    no seek, which a pipe refuses; readall sizes one buffer, past 2 GiB too)."""
-    if offset:
-        os.lseek(fd, offset, os.SEEK_SET)
-    return io.FileIO(fd, closefd=False).readall()
-
-
-def _decoded(record: bytes) -> ListingRecord | None:
-    try:
-        decoded: ListingRecord = _record_decoder.decode(record)
-    except (msgspec.MsgspecError, TypeError, ValueError):
-        return None  # a damaged row: the file is read
-    return decoded
-
-
-def _keep(
-    index: FactsIndex, key: str, mark: Stamp, taken: int, head: HeaderFacts, facts: Facts
-) -> None:
-    try:
-        record = _record_encoder.encode(ListingRecord(head, facts))
-    except RECORD_ENCODING_ERRORS:  # a lone surrogate in a name: that file is read each time
-        return
-    index.put(key, mark, taken, record)
-
-
-def _describe_and_keep(
-    path: str,
-    data: bytes,
-    before: os.stat_result,
-    kept: tuple[FactsIndex | None, str, int, int],
-) -> SessionInfo:
-    """Describe a file read whole, and keep its facts in ``kept``: (the index, the
-    file's key there, its descriptor, when its stat ``before`` was taken)."""
-    index, key, fd, taken = kept
-    mtime = before.st_mtime
-    header_line = first_line(data)
-    header: dict[str, Any] | None = None
-    try:
-        header = loads_object(header_line.raw) if header_line is not None else None
-    except (NotJson, NotAnObject):
-        header = None
-    if header_line is None or header is None or header.get("type") != "session":
-        foreign = _foreign_info(path, data, mtime) if header_line is not None else None
-        if foreign is not None:
-            return foreign
-        problem = "file is empty" if header_line is None else "line 1 is not a session header"
-        if header_line is not None and header_line.raw.startswith(BOM):
-            problem = BOM_PROBLEM
-        return _broken(path, mtime, problem)
-    head = header_facts(header)
-    start = after_line(data, header_line)
-    cut = max(start, data.rfind(b"\n") + 1)
-    facts = line_facts(data, start, cut)
-    # A header without its newline may still grow: nothing is kept until it ends.
-    if index is not None and cut and header_line.terminated:
-        crc = summed(data, cut)
-        _keep(index, key, stamp(fd, cut, crc, before, data), taken, head, facts)
-    return _info(path, head, facts.then(line_facts(data, cut)), mtime)
-
-
-def _foreign_info(path: str, data: bytes, mtime: float) -> SessionInfo | None:
-    """Another agent's file described by the same rules, from the pi entries its
-    dialect reader makes of it (None when no reader knows it). Not kept in the cache:
-    its lines cannot be folded one run at a time as pi's can."""
-    if data.startswith(BOM):
-        return None
-    from jsonl_session.dialects.reading import read_foreign
-
-    loaded = read_foreign(data, Path(path))
-    if loaded is None:
-        return None
-    head = header_facts(loaded.header)
-    lines = b"\n".join(entry.raw for entry in loaded.entries) + b"\n"
-    info = _info(path, head, line_facts(lines), mtime)
-    return msgspec.structs.replace(info, agent=loaded.dialect)
-
-
-def _info(path: str, head: HeaderFacts, facts: Facts, mtime: float) -> SessionInfo:
-    created = head.created_ms
-    # _held's first test inline: it holds for the times of nearly every session
-    if created is not None and not (0 <= created < _SURELY_HELD_MS or _held(created)):
-        created = None
-    modified = facts.latest
-    if modified is None or not modified > 0 or not (modified < _SURELY_HELD_MS or _held(modified)):
-        modified = created if created is not None else _file_time_ms(mtime)
-    return SessionInfo(
-        path,
-        head.id,
-        head.cwd,
-        facts.name,
-        head.parent_session,
-        created,
-        modified,
-        facts.count,
-        facts.first_message or NO_MESSAGES,
-    )
-
-
-_SURELY_HELD_MS = 32_503_680_000_000
-"""Milliseconds from 0 up to this (the year 3000) make a datetime on every platform:
-the times of sessions, checked with two comparisons, not by making one."""
-
-
-def _held(ms: float) -> bool:
-    """Whether ``ms`` makes a datetime (kept_moment's test: times a row kept)."""
-    return 0 <= ms < _SURELY_HELD_MS or kept_moment(ms) is not None
-
-
-def _file_time_ms(mtime: float) -> float:
-    """A file's mtime in milliseconds when a listing shows it (from_ms's test), else
-    the epoch's."""
-    ms = mtime * 1000
-    return ms if from_ms(ms) is not None else 0.0
-
-
-def _broken(path: str, mtime: float | None, problem: str) -> SessionInfo:
-    moment = _file_time_ms(mtime if mtime is not None else 0)
-    return SessionInfo(path, None, "", None, None, None, moment, 0, NO_MESSAGES, problem)
+    return info_of(file_path, record.header, record.facts, answer[1])
 
 
 def list_sessions(
@@ -316,7 +152,7 @@ def _described(
         count = worker_count(workers, len(to_read))
         if count == 1:
             for at in to_read:
-                described[at] = _read_and_describe(files[at], index_key(files[at]), index)
+                described[at] = read_and_describe(files[at], index_key(files[at]), index)
                 done += 1
                 if progress is not None:
                     progress(done, len(files))
@@ -348,12 +184,12 @@ def _describe_run(
     path, which the caller has), and the rows to keep for them; the rows kept for
     them read first unless the run says none were (`FactsIndex.read_rows_for`)."""
     root, paths, ask = run
-    index = FactsIndex(root, _RECORD_KIND, _RECORD_VERSION, many=False) if root else None
+    index = FactsIndex(root, RECORD_KIND, RECORD_VERSION, many=False) if root else None
     keys = index_keys(paths)
     if index is not None:
         index.read_rows_for(keys, ask=ask)
     infos = [
-        _fields_after_path(_read_and_describe(path, key, index))
+        _fields_after_path(read_and_describe(path, key, index))
         for path, key in zip(paths, keys, strict=True)
     ]
     return infos, index.take_pending() if index is not None else {}

@@ -21,7 +21,7 @@ import pytest
 from helpers_large import generate
 
 from jsonl_session import list_sessions
-from jsonl_session.catalog import listing, search, search_kept
+from jsonl_session.catalog import listing, listing_read, search, search_kept
 from jsonl_session.catalog.search import search_sessions
 from jsonl_session.storage import facts_index
 from jsonl_session.storage.facts_rows import check_only
@@ -421,9 +421,9 @@ class TestSmallFilesKeepNoCrc:
                 file.write(json.dumps(last) + "\n")
         expected = listed(folder, False)
         whole: list[str] = []
-        real = listing._describe_and_keep
+        real = listing_read._describe_and_keep
         monkeypatch.setattr(
-            listing,
+            listing_read,
             "_describe_and_keep",
             lambda path, *rest: whole.append(os.path.basename(path)) or real(path, *rest),
         )

@@ -26,13 +26,9 @@ from locations import FIXTURES, ROOT
 
 from jsonl_session.catalog import listing
 from jsonl_session.catalog.finding import files_of, session_files
-from jsonl_session.catalog.listing import (
-    NO_MESSAGES,
-    latest_session,
-    list_sessions,
-    session_info,
-)
+from jsonl_session.catalog.listing import latest_session, list_sessions, session_info
 from jsonl_session.catalog.listing_facts import EPOCH, Facts, HeaderFacts, from_ms, kept_moment
+from jsonl_session.catalog.listing_read import NO_MESSAGES, info_of
 from jsonl_session.catalog.search import SearchHit, search_sessions
 from jsonl_session.catalog.session_info import SessionInfo
 from jsonl_session.cli import app
@@ -418,7 +414,7 @@ class TestTimesAsMilliseconds:
             for latest_ms in odd:
                 for mtime in mtimes:
                     head = HeaderFacts(None, "/", None, created_ms)
-                    info = listing._info("/s.jsonl", head, Facts(1, latest_ms), mtime)
+                    info = info_of("/s.jsonl", head, Facts(1, latest_ms), mtime)
                     expected = at_once(created_ms, latest_ms, mtime)
                     assert (info.created, info.modified) == expected, (created_ms, latest_ms)
 

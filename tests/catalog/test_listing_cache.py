@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from helpers_read import dumps, entry, header, iso, message, write_session
 from helpers_write import finish, spawn_python
 from locations import FIXTURES
 
+from jsonl_session.catalog import listing_read
 from jsonl_session.catalog.finding import session_files
 from jsonl_session.catalog.listing import latest_session, list_sessions, session_info
 from jsonl_session.catalog.search import search_sessions
@@ -456,3 +458,46 @@ class TestReportedProblems:
         found = hits(folder, None, ("kelvin", "hidden"))
         assert [len(found[q]) for q in ("kelvin", "hidden")] == [1, 1]
         assert hits(folder, False, ("kelvin", "hidden")) == found
+
+
+class TestLargeFilesReadInChunks:
+    """A pi file of LARGE_BYTES or more is described a chunk at a time (lines
+    crossing chunks, appends read the same way): the listing a whole read gives."""
+
+    @pytest.fixture(autouse=True)
+    def every_file_is_large(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(listing_read, "LARGE_BYTES", 1)
+        monkeypatch.setattr(listing_read, "READ_BYTES", 97)
+
+    def test_fresh_and_appended_listings_are_those_of_whole_reads(
+        self, folder: Path, own_cache_folder: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def whole_read() -> list[dict[str, Any]]:
+            with monkeypatch.context() as whole:
+                whole.setattr(listing_read, "LARGE_BYTES", 1 << 60)
+                return listing(folder, False)
+
+        assert assert_cache_agrees(folder, own_cache_folder) == whole_read()
+        append_elsewhere(
+            (folder / "gen-1.jsonl", said("w1", "a later zebracorn ask", NEW_MS)),
+            (folder / "linear.jsonl", said("t1", "torn", NEW_MS)[:30]),
+            (folder / "crlf.jsonl", said("w2", "crlf").replace(b"\n", b"\r\n")),
+        )
+        assert assert_cache_agrees(folder, own_cache_folder) == whole_read()
+        append_elsewhere((folder / "linear.jsonl", said("t1", "torn", NEW_MS)[30:]))
+        assert assert_cache_agrees(folder, own_cache_folder) == whole_read()
+
+    def test_describing_a_file_holds_a_chunk_not_the_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = generate(tmp_path / "long.jsonl", entries=1_400)  # about 3 MB
+        monkeypatch.setattr(listing_read, "READ_BYTES", 64 << 10)
+        tracemalloc.start()
+        try:
+            chunked = session_info(path, cache=False)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        monkeypatch.setattr(listing_read, "LARGE_BYTES", 1 << 60)
+        assert chunked == session_info(path, cache=False)
+        assert peak < path.stat().st_size // 2
