@@ -75,7 +75,7 @@ class Opened:
                 self.paths.append(str(file))
             return real_os_open(file, *args, **kwargs)
 
-        monkeypatch.setattr(listing, "open", counting, raising=False)
+        monkeypatch.setattr(listing_read, "open", counting, raising=False)
         monkeypatch.setattr(os, "open", counting_os_open)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from jsonl_session import Session, list_sessions, search_sessions
-from jsonl_session.catalog import listing, search
+from jsonl_session.catalog import listing_read, search
 from jsonl_session.storage import loader
 
 REWRITE_IN_PLACE = (
@@ -62,7 +62,9 @@ def test_a_listing_kept_while_the_file_changed_is_not_trusted(
     path = small_session(tmp_path / "a.jsonl", "apple pie")
     cache = tmp_path / "cache"
     with monkeypatch.context() as patch:
-        pausing(listing, "stamp", patch, lambda: rewrite_in_place(path, b"apple pie", b"zebra tax"))
+        pausing(
+            listing_read, "stamp", patch, lambda: rewrite_in_place(path, b"apple pie", b"zebra tax")
+        )
         list(list_sessions(tmp_path, cache=cache))
     for _ in range(2):
         [cached] = list_sessions(tmp_path, cache=cache)
