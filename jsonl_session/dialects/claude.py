@@ -32,8 +32,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from jsonl_session.dialects import claude_shapes as shapes
 from jsonl_session.dialects.building import (
     NO_LINE,
@@ -71,21 +69,7 @@ def read_claude(data: bytes, path: Path | None) -> LoadedFile:
     return reader.out.loaded(reader.header(), data)
 
 
-class _Sorted(msgspec.Struct):
-    """What `_Reader.sort` reads of a line: the first pass skips the rest (a line's
-    message is decoded once, in the second)."""
-
-    type: Any = msgspec.UNSET
-    uuid: Any = msgspec.UNSET
-    isSidechain: Any = msgspec.UNSET
-    sessionId: Any = msgspec.UNSET
-    customTitle: Any = msgspec.UNSET
-    agentName: Any = msgspec.UNSET
-    aiTitle: Any = msgspec.UNSET
-    summary: Any = msgspec.UNSET
-
-
-_SORTING = first_look(_Sorted)
+_SORTING = first_look(shapes.Sorted)
 
 
 @dataclass(slots=True)

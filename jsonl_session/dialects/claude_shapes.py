@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from jsonl_session.dialects.building import pi_usage
 from jsonl_session.format import walk
 from jsonl_session.format.walk import finite_number
@@ -22,6 +24,23 @@ STOP_REASONS = {
     "pause_turn": "stop",
 }
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+
+
+class Sorted(msgspec.Struct):
+    """What claude.py's first pass (its reader's ``sort``) reads of a line in a long
+    transcript: the rest is skipped (a line's message is decoded once, in the
+    second pass)."""
+
+    type: Any = msgspec.UNSET
+    uuid: Any = msgspec.UNSET
+    isSidechain: Any = msgspec.UNSET
+    sessionId: Any = msgspec.UNSET
+    customTitle: Any = msgspec.UNSET
+    agentName: Any = msgspec.UNSET
+    aiTitle: Any = msgspec.UNSET
+    summary: Any = msgspec.UNSET
+
+
 BOOKKEEPING_TYPES = frozenset(
     {
         "summary",

@@ -41,7 +41,8 @@ from jsonl_session.session.facade import Session
 from jsonl_session.storage import paths
 from jsonl_session.storage.cache import CacheOption
 from jsonl_session.storage.foreign import AGENT_NAMES
-from jsonl_session.storage.outputs import refuse_existing, write_lines
+from jsonl_session.storage.output_lines import write_lines
+from jsonl_session.storage.outputs import refuse_existing
 
 Target = Literal["pi", "claude", "codex"]
 SOURCE_TYPE = "jsonl-session/source"

@@ -12,7 +12,7 @@ field had to change. The new file is written (outputs.py: a temporary
 file linked into place, 0600, never over an existing name or through a link; any
 failure our SessionWriteError naming the path); the source is only read. A
 ``transform`` (a session's redactor, for a redacted copy) rewrites each entry's
-line on the way. Lines are written as they are made (outputs.write_lines): a fork
+line on the way. Lines are written as they are made (output_lines.write_lines): a fork
 of a large session is never held whole.
 """
 
@@ -29,7 +29,7 @@ from jsonl_session.format.jsonio import dumps
 from jsonl_session.format.model import CURRENT_VERSION, LabelEntry, SessionHeader, encode
 from jsonl_session.storage import store
 from jsonl_session.storage.loader import LoadedFile
-from jsonl_session.storage.outputs import write_lines
+from jsonl_session.storage.output_lines import write_lines
 
 
 def reparented(

@@ -12,8 +12,8 @@ a session it appends to. One writer, so every output gets the same guarantees:
 
 Writers stream: `output_file` is a context manager yielding a binary writer, so a
 renderer can write as it goes (and `copy_from` another file's bytes, copied by the
-kernel where it can: `copy_file_into`); `write_output` writes bytes at once, `write_lines`
-lines as they come. A long output is
+kernel where it can: `copy_file_into`); `write_output` writes bytes at once (and
+output_lines.py's `write_lines` lines as they come). A long output is
 synced to disk in the background as it is written (every `SYNC_EVERY` bytes), so the
 fsync at its end waits only for its last part; a failure of one of those syncs fails
 the write as the last fsync's would. Session files themselves are store.py's (appends,
@@ -29,14 +29,13 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
 from jsonl_session.errors import SessionWriteError
 from jsonl_session.storage.leftovers import TEMP_PREFIX, TEMP_SUFFIX, remove_abandoned_temps
-from jsonl_session.storage.paths import ensure_dir
 from jsonl_session.storage.portable import BINARY, HOLD_TEMP_LOCK, NOFOLLOW, try_lock, write_all
 from jsonl_session.storage.store import FsyncPolicy, check_fsync_policy
 
@@ -279,73 +278,6 @@ def write_output(
     with output_file(target, replace=replace, fsync=fsync, exists_hint=exists_hint) as out:
         out.write(data)
     return Path(target)
-
-
-LINES_BYTES = 1 << 20  # `write_lines` writes its lines in blocks of about this much
-
-
-def write_lines(
-    target: Path,
-    lines: Iterable[bytes],
-    *,
-    fsync: FsyncPolicy = "always",
-    exists_hint: str = FORCE_HINT,
-    make_folders: bool = False,
-) -> int:
-    """Write ``lines`` as a new ``target`` (see `output_file`), each ended by a
-    newline, as they come: memory holds a block of them (`LINES_BYTES`; a longer
-    line is written as it is), never the file. How many lines were written.
-    ``make_folders``: the target's missing folders are made (0700) first, and those
-    still empty are removed again when the write fails (a line that could not be
-    made): a failed conversion leaves no trace in another agent's folders."""
-    with _folders_for(target) if make_folders else contextlib.nullcontext():
-        return _write_lines(target, lines, fsync, exists_hint)
-
-
-@contextmanager
-def _folders_for(target: Path) -> Iterator[None]:
-    made: list[Path] = []  # only what this call created (ensure_dir says), in order
-    try:
-        ensure_dir(Path(target).parent, made)
-    except (OSError, ValueError) as exc:  # a file where a folder should be, a NUL, no right
-        _remove_empty(made)
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        shown = str(target).replace("\0", "\\0")
-        raise SessionWriteError(f"cannot write {shown}: {reason}; nothing was written") from None
-    try:
-        yield
-    except BaseException:
-        _remove_empty(made)
-        raise
-
-
-def _remove_empty(made: list[Path]) -> None:
-    """Remove the folders of ``made`` (created in that order) that are still empty."""
-    for folder in reversed(made):
-        with contextlib.suppress(OSError):  # (not empty: someone else's now)
-            os.rmdir(folder)
-
-
-def _write_lines(target: Path, lines: Iterable[bytes], fsync: FsyncPolicy, hint: str) -> int:
-    count = 0
-    with output_file(target, fsync=fsync, exists_hint=hint) as out:
-        block: list[bytes] = []
-        size = 0
-        for line in lines:
-            count += 1
-            if len(line) >= LINES_BYTES:  # not copied into a block
-                out.write(b"".join(block))
-                block, size = [], 0
-                out.write(line)
-                out.write(b"\n")
-                continue
-            block += (line, b"\n")
-            size += len(line) + 1
-            if size >= LINES_BYTES:
-                out.write(b"".join(block))
-                block, size = [], 0
-        out.write(b"".join(block))
-    return count
 
 
 def _finish(handle: BinaryIO, target: Path, fsync: FsyncPolicy) -> None:

@@ -23,7 +23,7 @@ from locations import FIXTURES
 from jsonl_session import Session, SessionWriteError, convert
 from jsonl_session.dialects import to_claude
 from jsonl_session.format.jsonio import kept, loads_js_general
-from jsonl_session.storage import outputs
+from jsonl_session.storage import output_lines, outputs
 
 CallsTo = Callable[[object, str], list[tuple[Any, ...]]]  # conftest.py's calls_to
 TURNS = 120
@@ -69,7 +69,7 @@ class TestWrittenAsMade:
     ) -> None:
         whole = convert(Session.open(long_pi, cache=False), to, tmp_path / "whole.jsonl").path
         seen = calls_to(outputs.OutputWriter, "write")  # (writer, data) of each write
-        monkeypatch.setattr(outputs, "LINES_BYTES", 8_192)
+        monkeypatch.setattr(output_lines, "LINES_BYTES", 8_192)
         small = convert(Session.open(long_pi, cache=False), to, tmp_path / "small.jsonl")
         assert small.path.read_bytes() == whole.read_bytes()
         longest = max(map(len, whole.read_bytes().splitlines()))
@@ -79,7 +79,7 @@ class TestWrittenAsMade:
     def test_a_line_longer_than_a_block_is_written_as_it_is(
         self, long_pi: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr(outputs, "LINES_BYTES", 1_000)  # every line is longer
+        monkeypatch.setattr(output_lines, "LINES_BYTES", 1_000)  # every line is longer
         done = convert(Session.open(long_pi, cache=False), "pi", tmp_path / "copy.jsonl")
         source = long_pi.read_bytes().splitlines()
         copied = done.path.read_bytes().splitlines()
@@ -163,7 +163,7 @@ class TestWhatAWriteLeaves:
             return real_loads(raw)
 
         monkeypatch.setattr(to_claude, "loads_js", failing)
-        monkeypatch.setattr(outputs, "LINES_BYTES", 4_096)  # lines written before it fails
+        monkeypatch.setattr(output_lines, "LINES_BYTES", 4_096)  # lines written before it fails
         target = tmp_path / "made" / "deeper" / "t.jsonl"
         with pytest.raises(OSError, match="went away"):
             convert(Session.open(long_pi, cache=False), "claude", target)
@@ -177,7 +177,7 @@ class TestWhatAWriteLeaves:
             raise ValueError("no more")
 
         with pytest.raises(ValueError, match="no more"):
-            outputs.write_lines(tmp_path / "there" / "new" / "f", failing(), make_folders=True)
+            output_lines.write_lines(tmp_path / "there" / "new" / "f", failing(), make_folders=True)
         assert os.listdir(tmp_path) == ["there"] and os.listdir(tmp_path / "there") == []
 
     def test_a_folder_named_through_dot_dot_that_was_there_stays(
@@ -192,13 +192,13 @@ class TestWhatAWriteLeaves:
             raise ValueError("no more")
 
         with pytest.raises(ValueError, match="no more"):
-            outputs.write_lines(Path("new/../there/f"), failing(), make_folders=True)
+            output_lines.write_lines(Path("new/../there/f"), failing(), make_folders=True)
         assert sorted(os.listdir(tmp_path)) == ["there"]
 
     def test_folders_made_before_one_cannot_be_are_removed(self, tmp_path: Path) -> None:
         target = tmp_path / "made" / ("x" * 300) / "f.jsonl"  # a name too long
         with pytest.raises(SessionWriteError, match="nothing was written"):
-            outputs.write_lines(target, iter([b"{}"]), make_folders=True)
+            output_lines.write_lines(target, iter([b"{}"]), make_folders=True)
         assert os.listdir(tmp_path) == []
 
     def test_a_redacted_conversion_to_pi_keeps_its_headers_as_they_are(

@@ -46,7 +46,7 @@ from jsonl_session import (
     SessionWriteError,
 )
 from jsonl_session.format.model import UserMessage
-from jsonl_session.storage import outputs, paths
+from jsonl_session.storage import output_lines, outputs, paths
 
 
 def last_line(path: Path) -> bytes:
@@ -992,7 +992,7 @@ class TestFork:
         session, ids = source
         whole = session.fork(ids["pi"], tmp_path / "whole.jsonl")
         writes = calls_to(outputs.OutputWriter, "write")
-        monkeypatch.setattr(outputs, "LINES_BYTES", 100)  # a block a line or two
+        monkeypatch.setattr(output_lines, "LINES_BYTES", 100)  # a block a line or two
         small = session.fork(ids["pi"], tmp_path / "small.jsonl")
         # (the labels' ids are new each time: all else is the same)
         unlabelled = [

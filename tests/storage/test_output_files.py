@@ -19,8 +19,9 @@ import pytest
 from helpers_write import mode_of
 
 from jsonl_session.errors import SessionWriteError
-from jsonl_session.storage import outputs, paths
-from jsonl_session.storage.outputs import check_output, output_file, write_lines, write_output
+from jsonl_session.storage import output_lines, outputs, paths
+from jsonl_session.storage.output_lines import write_lines
+from jsonl_session.storage.outputs import check_output, output_file, write_output
 
 CHILD_TIMEOUT = 120.0  # only stops a hung child; nothing asserts how long anything takes
 
@@ -178,7 +179,7 @@ class TestWritingLines:
     def test_lines_are_written_in_blocks_each_ended_by_a_newline(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr(outputs, "LINES_BYTES", 10)
+        monkeypatch.setattr(output_lines, "LINES_BYTES", 10)
         lines = [b"one", b"two", b"a line longer than a block", b"", b"last"]
         given = iter(lines)
         count = write_lines(tmp_path / "out.jsonl", given)
