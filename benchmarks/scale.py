@@ -17,7 +17,8 @@ Sections, chosen with --only (comma-separated; default: all of them):
            `stats --json`); every export
            (`export -f markdown|html|json -o FILE`, Markdown with --redact); `textconv`;
            `convert --to claude`, and `convert --to pi` of the Claude Code transcript
-           that makes (the commands with the cache warm).
+           that makes; `fork`, `doctor`, `show --json`, `tree --json` (measured, no
+           target) (the commands with the cache warm).
   line     a session whose one tool result holds a --line-mb MiB text (a secret every
            ~100 KB): `stats`, Markdown export without and with --redact, HTML export
            and `textconv`, in MiB/s, with their peak RSS; and `redact_text` alone on

@@ -122,6 +122,12 @@ def bench_big(
             ["convert", "--to", "pi", "-o", out, claude],
             out,
         ),
+        # measured, without a target of the issue's: a fork of the active path, the
+        # check of every value, and the two JSON views that hold every entry or node
+        ("fork -o FILE (CLI)", ["fork", "-o", out, path], out),
+        ("doctor (CLI)", ["doctor", path], None),
+        ("show --json > /dev/null (CLI)", ["show", "--json", path], None),
+        ("tree --json > /dev/null (CLI)", ["tree", "--json", path], None),
     ]
     claude.unlink(missing_ok=True)
     attempt(report, "a Claude Code transcript of it", lambda: _claude_copy(path, claude))
