@@ -19,22 +19,21 @@ from __future__ import annotations
 
 import itertools
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from jsonl_session.catalog import search_read
 from jsonl_session.catalog.parallel import in_order, runs_of, worker_count
 from jsonl_session.catalog.search_kept import (
     KeptPlace,
     KeptTexts,
     Sieve,
-    kept_search_texts,
-    record_of,
     texts_of,
 )
+from jsonl_session.catalog.search_read import cached_texts
 from jsonl_session.catalog.search_texts import (
     SearchText,
     foreign_texts,
@@ -45,12 +44,11 @@ from jsonl_session.catalog.search_texts import (
 from jsonl_session.errors import JsonlSessionError
 from jsonl_session.messages import single_spaced
 from jsonl_session.processes import wanted_workers
-from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS, CacheOption, cache_root
-from jsonl_session.storage.facts_index import FactsIndex, PendingRows, now_ns
+from jsonl_session.storage.cache import CacheOption, cache_root
+from jsonl_session.storage.facts_index import FactsIndex, PendingRows
 from jsonl_session.storage.facts_rows import index_key, index_keys
-from jsonl_session.storage.lines import after_line, count_newlines, first_line
+from jsonl_session.storage.lines import after_line, first_line
 from jsonl_session.storage.loader import load_entries
-from jsonl_session.storage.stamps import Stamp, stamp, still_valid, summed
 
 SNIPPET_CHARS = 60
 
@@ -218,12 +216,13 @@ def _file_hits(
             yield from _hits(wanted, path, *foreign)
         elif indexes is None:
             with open(path, "rb") as handle:
-                data = handle.read()
-            yield from _bytes_hits(wanted, path, data, tools)
+                large = _large_file_hits(wanted, path, handle.fileno(), tools)
+                data = handle.read() if large is None else b""
+            yield from large if large is not None else _bytes_hits(wanted, path, data, tools)
         else:
             texts: list[SearchText] = []
             for index, of_tools in zip(indexes, (False, True), strict=False):
-                session_id, found = _cached_texts(path, index, of_tools)
+                session_id, found = cached_texts(path, index, of_tools)
                 texts.extend(found)
             texts.sort(key=lambda text: text.line)
             yield from _with_ids(path, list(_hits(wanted, path, session_id, texts)))
@@ -274,6 +273,27 @@ def _bytes_hits(wanted: Wanted, path: str, data: bytes, tools: bool) -> Iterator
     yield from _with_ids(path, list(_hits(wanted, path, session_id, texts)))
 
 
+def _large_file_hits(wanted: Wanted, path: str, fd: int, tools: bool) -> list[SearchHit] | None:
+    """`_bytes_hits` of a pi file of search_read.LARGE_BYTES or more, read a chunk at a time
+    (None for a shorter one, or one whose first chunk holds no whole header line)."""
+    if os.fstat(fd).st_size < search_read.LARGE_BYTES:
+        return None
+    first = os.pread(fd, search_read.READ_BYTES, 0)
+    header = first_line(first)
+    if header is None or not header.terminated:
+        return None
+    needle = wanted.needle
+    ascii_needle = needle.encode() if needle.isascii() and plain_query(needle) else None
+    kinds = (False, True) if tools else (False,)
+    start = after_line(first, header)
+    texts, _, _, number, tail = search_read.texts_after(
+        fd, start, header.number + 1, 0, kinds, ascii_needle
+    )
+    for flag in kinds:
+        texts += searchable_texts(tail, -1, number, ascii_needle, tools=flag)
+    return _with_ids(path, list(_hits(wanted, path, session_id_of(header.raw), texts)))
+
+
 def _with_ids(path: str, hits: list[SearchHit]) -> list[SearchHit]:
     """``hits`` with the ids reading the file gives entries that have none on disk
     (version 1); as they were when the file cannot be read as a session."""
@@ -292,59 +312,6 @@ def _with_ids(path: str, hits: list[SearchHit]) -> list[SearchHit]:
         else hit
         for hit in hits
     ]
-
-
-def _keep(
-    index: FactsIndex,
-    key: str,
-    mark: Stamp,
-    taken: int,
-    kept: tuple[str | None, list[SearchText], int],
-) -> None:
-    try:
-        record = record_of(*kept)
-    except RECORD_ENCODING_ERRORS:  # a lone surrogate: that file is read each time
-        return
-    index.put(key, mark, taken, record)
-
-
-def _cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None, list[SearchText]]:
-    """The texts of a pi file, from its row brought up to date; ``tools``: the tool
-    output (an index of its own), else the messages and names."""
-    key = os.path.abspath(path)
-    row = index.get(key)
-    kept = kept_search_texts(row.record) if row is not None else None
-    with open(path, "rb") as handle:
-        fd = handle.fileno()
-        taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
-        if row is None or kept is None or not still_valid(row.stamp, fd):
-            data = handle.read()
-            header = first_line(data)
-            if header is None:
-                return None, []
-            session_id = session_id_of(header.raw)
-            start = after_line(data, header)
-            cut = max(start, data.rfind(b"\n") + 1)
-            texts = searchable_texts(data[start:cut], start, header.number + 1, tools=tools)
-            next_number = header.number + 1 + count_newlines(data, start, cut)
-            if header.terminated:  # a header without its newline may still grow
-                crc = summed(data, cut)
-                mark = stamp(fd, cut, crc, before, data)
-                _keep(index, key, mark, taken, (session_id, texts, next_number))
-        else:
-            session_id, texts, next_number = kept
-            covered = row.stamp.covered
-            handle.seek(covered)
-            data = handle.read()
-            cut = data.rfind(b"\n") + 1
-            texts = texts + searchable_texts(data[:cut], covered, next_number, tools=tools)
-            next_number += count_newlines(data, 0, cut)
-            crc = zlib.crc32(memoryview(data)[:cut], row.stamp.crc)  # no second read
-            # stamped anew even when nothing was added: once quiet, a stat will do
-            mark = stamp(fd, covered + cut, crc, before)
-            _keep(index, key, mark, taken, (session_id, texts, next_number))
-    tail = searchable_texts(data[cut:], -1, next_number, tools=tools)
-    return session_id, texts + tail
 
 
 def _hits(

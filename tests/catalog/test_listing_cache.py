@@ -30,7 +30,7 @@ from helpers_read import dumps, entry, header, iso, message, write_session
 from helpers_write import finish, spawn_python
 from locations import FIXTURES
 
-from jsonl_session.catalog import listing_read
+from jsonl_session.catalog import listing_read, search_read
 from jsonl_session.catalog.finding import session_files
 from jsonl_session.catalog.listing import latest_session, list_sessions, session_info
 from jsonl_session.catalog.search import search_sessions
@@ -466,26 +466,32 @@ class TestLargeFilesReadInChunks:
 
     @pytest.fixture(autouse=True)
     def every_file_is_large(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(listing_read, "LARGE_BYTES", 1)
-        monkeypatch.setattr(listing_read, "READ_BYTES", 97)
+        for module in (listing_read, search_read):
+            monkeypatch.setattr(module, "LARGE_BYTES", 1)
+            monkeypatch.setattr(module, "READ_BYTES", 97)
 
-    def test_fresh_and_appended_listings_are_those_of_whole_reads(
+    def test_fresh_and_appended_listings_and_hits_are_those_of_whole_reads(
         self, folder: Path, own_cache_folder: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        def whole_read() -> list[dict[str, Any]]:
+        def whole_read() -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
             with monkeypatch.context() as whole:
-                whole.setattr(listing_read, "LARGE_BYTES", 1 << 60)
-                return listing(folder, False)
+                for module in (listing_read, search_read):
+                    whole.setattr(module, "LARGE_BYTES", 1 << 60)
+                return listing(folder, False), hits(folder, False)
 
-        assert assert_cache_agrees(folder, own_cache_folder) == whole_read()
+        def chunked() -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+            # (cached runs, cold and warm, agree with uncached ones, all a chunk at a time)
+            return assert_cache_agrees(folder, own_cache_folder), hits(folder, False)
+
+        assert chunked() == whole_read()
         append_elsewhere(
             (folder / "gen-1.jsonl", said("w1", "a later zebracorn ask", NEW_MS)),
             (folder / "linear.jsonl", said("t1", "torn", NEW_MS)[:30]),
             (folder / "crlf.jsonl", said("w2", "crlf").replace(b"\n", b"\r\n")),
         )
-        assert assert_cache_agrees(folder, own_cache_folder) == whole_read()
+        assert chunked() == whole_read()
         append_elsewhere((folder / "linear.jsonl", said("t1", "torn", NEW_MS)[30:]))
-        assert assert_cache_agrees(folder, own_cache_folder) == whole_read()
+        assert chunked() == whole_read()
 
     def test_describing_a_file_holds_a_chunk_not_the_file(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -501,3 +507,22 @@ class TestLargeFilesReadInChunks:
         monkeypatch.setattr(listing_read, "LARGE_BYTES", 1 << 60)
         assert chunked == session_info(path, cache=False)
         assert peak < path.stat().st_size // 2
+
+    def test_searching_a_file_without_the_cache_holds_a_chunk_not_the_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = generate(tmp_path / "long.jsonl", entries=1_400)
+        monkeypatch.setattr(search_read, "READ_BYTES", 64 << 10)
+        tracemalloc.start()
+        try:
+            chunked = [
+                h.to_dict() for h in search_sessions("zebracorn", [path], cache=False, tools=True)
+            ]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        monkeypatch.setattr(search_read, "LARGE_BYTES", 1 << 60)
+        assert chunked == [
+            h.to_dict() for h in search_sessions("zebracorn", [path], cache=False, tools=True)
+        ]
+        assert chunked and peak < path.stat().st_size // 2

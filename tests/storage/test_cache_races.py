@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from jsonl_session import Session, list_sessions, search_sessions
-from jsonl_session.catalog import listing_read, search
+from jsonl_session.catalog import listing_read, search_read
 from jsonl_session.storage import loader
 
 REWRITE_IN_PLACE = (
@@ -78,7 +78,9 @@ def test_a_search_record_kept_while_the_file_changed_is_not_trusted(
     path = small_session(tmp_path / "a.jsonl", "apple pie")
     cache = tmp_path / "cache"
     with monkeypatch.context() as patch:
-        pausing(search, "stamp", patch, lambda: rewrite_in_place(path, b"apple pie", b"zebra tax"))
+        pausing(
+            search_read, "stamp", patch, lambda: rewrite_in_place(path, b"apple pie", b"zebra tax")
+        )
         list(search_sessions("apple", [path], cache=cache))
     for word in ("apple", "zebra"):
         cached = list(search_sessions(word, [path], cache=cache))
