@@ -32,8 +32,8 @@ from jsonl_session.format.entry import NotAnObject, loads_object
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS
 from jsonl_session.storage.facts_index import FactsIndex, now_ns
-from jsonl_session.storage.lines import BOM, BOM_PROBLEM, after_line, first_line
-from jsonl_session.storage.portable import BINARY
+from jsonl_session.storage.lines import BOM, BOM_PROBLEM, WholeLines, after_line, first_line
+from jsonl_session.storage.portable import BINARY, pread
 from jsonl_session.storage.stamps import (
     NOT_SUMMED,
     WHOLE_CHECK_BYTES,
@@ -93,7 +93,7 @@ def _describe_large(
     first chunk holds no whole pi header line (it is then read whole, the usual way:
     another agent's file, a damaged one)."""
     index, key, fd, taken = kept
-    first = os.pread(fd, READ_BYTES, 0)
+    first = pread(fd, READ_BYTES, 0)
     header_line = first_line(first)
     if header_line is None or not header_line.terminated:
         return None
@@ -116,35 +116,16 @@ def _describe_large(
 
 def _facts_after(fd: int, start: int, crc: int, facts: Facts) -> tuple[Facts, int, int, bytes]:
     """``facts`` folded with the listing facts of ``fd``'s whole lines from ``start``
-    to its end as it is now, read `READ_BYTES` at a time: (the facts, the offset
-    after the last newline, the CRC-32 of the bytes before it, continuing ``crc``,
-    that of [0, start), and the bytes after it, an unfinished last line). A chunk's
-    lines are read where they lie; only a line that crosses chunks is joined."""
-    parts: list[bytes] = []  # the start of a line that crosses chunks
-    position = cut = start
-    while chunk := os.pread(fd, READ_BYTES, position):
-        position += len(chunk)
-        begin = 0
-        if parts:
-            begin = chunk.find(b"\n") + 1
-            if not begin:  # (a line longer than a chunk)
-                parts.append(chunk)
-                continue
-            line = b"".join([*parts, chunk[:begin]])
-            parts = []
-            facts = facts.then(line_facts(line))
-            crc = zlib.crc32(line, crc)
-            cut += len(line)
-        end = chunk.rfind(b"\n") + 1
-        if end > begin:
-            facts = facts.then(line_facts(chunk, begin, end))
-            crc = zlib.crc32(memoryview(chunk)[begin:end], crc)
-            cut += end - begin
-        else:
-            end = begin
-        if end < len(chunk):
-            parts.append(chunk[end:])
-    return facts, cut, crc, b"".join(parts)
+    to its end as it is now, read `READ_BYTES` at a time (storage/lines.WholeLines):
+    (the facts, the offset after the last newline, the CRC-32 of the bytes before it,
+    continuing ``crc``, that of [0, start), and the bytes after it)."""
+    lines = WholeLines(fd, start, READ_BYTES)
+    cut = start
+    for data, begin, end in lines:
+        facts = facts.then(line_facts(data, begin, end))
+        crc = zlib.crc32(memoryview(data)[begin:end], crc)
+        cut += end - begin
+    return facts, cut, crc, lines.tail
 
 
 def _read_from(fd: int, offset: int) -> bytes:

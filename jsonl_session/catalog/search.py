@@ -49,6 +49,7 @@ from jsonl_session.storage.facts_index import FactsIndex, PendingRows
 from jsonl_session.storage.facts_rows import index_key, index_keys
 from jsonl_session.storage.lines import after_line, first_line
 from jsonl_session.storage.loader import load_entries
+from jsonl_session.storage.portable import pread
 
 SNIPPET_CHARS = 60
 
@@ -278,7 +279,7 @@ def _large_file_hits(wanted: Wanted, path: str, fd: int, tools: bool) -> list[Se
     (None for a shorter one, or one whose first chunk holds no whole header line)."""
     if os.fstat(fd).st_size < search_read.LARGE_BYTES:
         return None
-    first = os.pread(fd, search_read.READ_BYTES, 0)
+    first = pread(fd, search_read.READ_BYTES, 0)
     header = first_line(first)
     if header is None or not header.terminated:
         return None

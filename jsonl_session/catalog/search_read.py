@@ -15,7 +15,8 @@ from jsonl_session.catalog.search_kept import kept_search_texts, record_of
 from jsonl_session.catalog.search_texts import SearchText, searchable_texts, session_id_of
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS
 from jsonl_session.storage.facts_index import FactsIndex, now_ns
-from jsonl_session.storage.lines import after_line, count_newlines, first_line
+from jsonl_session.storage.lines import WholeLines, after_line, count_newlines, first_line
+from jsonl_session.storage.portable import pread
 from jsonl_session.storage.stamps import (
     NOT_SUMMED,
     WHOLE_CHECK_BYTES,
@@ -50,7 +51,7 @@ def cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None,
         fd = handle.fileno()
         taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
         if row is None or kept is None or not still_valid(row.stamp, fd):
-            first = os.pread(fd, READ_BYTES, 0) if before.st_size >= LARGE_BYTES else b""
+            first = pread(fd, READ_BYTES, 0) if before.st_size >= LARGE_BYTES else b""
             header = first_line(first) if first else None
             if header is not None and header.terminated:  # a large file: a chunk at a time
                 session_id = session_id_of(header.raw)
@@ -125,31 +126,14 @@ def texts_after(
         return texts
 
     texts: list[SearchText] = []
-    parts: list[bytes] = []  # the start of a line that crosses chunks
-    position = cut = start
-    while chunk := os.pread(fd, READ_BYTES, position):
-        position += len(chunk)
-        begin = 0
-        if parts:
-            begin = chunk.find(b"\n") + 1
-            if not begin:  # (a line longer than a chunk)
-                parts.append(chunk)
-                continue
-            line = b"".join([*parts, chunk[:begin]])
-            parts = []
-            texts += found(line, cut, number)
-            number, crc, cut = number + 1, zlib.crc32(line, crc), cut + len(line)
-        end = chunk.rfind(b"\n") + 1
-        if end > begin:
-            region = chunk[begin:end]
-            texts += found(region, cut, number)
-            number += count_newlines(region)
-            crc, cut = zlib.crc32(region, crc), cut + len(region)
-        else:
-            end = begin
-        if end < len(chunk):
-            parts.append(chunk[end:])
-    return texts, cut, crc, number, b"".join(parts)
+    lines = WholeLines(fd, start, READ_BYTES)
+    cut = start
+    for data, begin, end in lines:
+        region = data[begin:end]  # (all of it, no copy, but where a chunk holds more)
+        texts += found(region, cut, number)
+        number += count_newlines(region)
+        crc, cut = zlib.crc32(region, crc), cut + len(region)
+    return texts, cut, crc, number, lines.tail
 
 
 _LINE_OF = attrgetter("line")

@@ -145,3 +145,38 @@ def file_bytes(header: dict[str, Any] | bytes, lines: Iterable[bytes]) -> bytes:
     """A whole file: the header line, then each line, every one ending in a newline."""
     head = header if isinstance(header, bytes) else dumps(header)
     return b"".join([head, b"\n", *(line + b"\n" for line in lines)])
+
+
+class WholeLines:
+    """The whole lines of the open file ``fd`` from ``start`` to its end as it is
+    now, read ``size`` bytes at a time, so that a large file is never held whole:
+    iterating gives ``(data, begin, end)``, ``data[begin:end]`` being whole lines as
+    they lie in a chunk (a line that crosses chunks is joined into bytes of its own);
+    afterwards ``tail`` holds the bytes after the last newline (an unfinished line)."""
+
+    def __init__(self, fd: int, start: int, size: int) -> None:
+        self.fd, self.start, self.size = fd, start, size
+        self.tail = b""
+
+    def __iter__(self) -> Iterator[tuple[bytes, int, int]]:
+        parts: list[bytes] = []  # the start of a line that crosses chunks
+        position = self.start
+        while chunk := pread(self.fd, self.size, position):
+            position += len(chunk)
+            begin = 0
+            if parts:
+                begin = chunk.find(b"\n") + 1
+                if not begin:  # (a line longer than a chunk)
+                    parts.append(chunk)
+                    continue
+                line = b"".join([*parts, chunk[:begin]])
+                parts = []
+                yield line, 0, len(line)
+            end = chunk.rfind(b"\n") + 1
+            if end > begin:
+                yield chunk, begin, end
+            else:
+                end = begin
+            if end < len(chunk):
+                parts.append(chunk[end:])
+        self.tail = b"".join(parts)

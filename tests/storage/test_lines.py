@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
 import pytest
 
 from jsonl_session.storage import lines
-from jsonl_session.storage.lines import count_newlines
+from jsonl_session.storage.lines import WholeLines, count_newlines
 
 
 class TestCountingNewlines:
@@ -30,3 +32,31 @@ class TestCountingNewlines:
         for start in range(len(data) + 1):
             for stop in range(start, len(data) + 1):
                 assert count_newlines(data, start, stop) == data.count(b"\n", start, stop)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 64, 4096])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"no newline at all",
+        b"a\nbb\n\nccc\n",
+        b"a\nbb\nunfinished",
+        b"\n\n\n",
+        b"x" * 20 + b"\ny",
+    ],
+)
+def test_whole_lines_gives_every_whole_line_once_and_the_tail(
+    tmp_path: Path, data: bytes, size: int
+) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"HEAD\n" + data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        lines = WholeLines(fd, 5, size)
+        regions = [data_[begin:end] for data_, begin, end in lines]
+    finally:
+        os.close(fd)
+    cut = data.rfind(b"\n") + 1
+    assert b"".join(regions) == data[:cut] and lines.tail == data[cut:]
+    assert all(region.endswith(b"\n") for region in regions)
