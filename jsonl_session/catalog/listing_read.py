@@ -32,16 +32,16 @@ from jsonl_session.format.entry import NotAnObject, loads_object
 from jsonl_session.format.jsonio import NotJson
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS
 from jsonl_session.storage.facts_index import FactsIndex, now_ns
-from jsonl_session.storage.lines import BOM, BOM_PROBLEM, WholeLines, after_line, first_line
-from jsonl_session.storage.portable import BINARY, pread
-from jsonl_session.storage.stamps import (
-    NOT_SUMMED,
-    WHOLE_CHECK_BYTES,
-    Stamp,
-    stamp,
-    still_valid,
-    summed,
+from jsonl_session.storage.lines import (
+    BOM,
+    BOM_PROBLEM,
+    WholeLines,
+    after_line,
+    first_line,
+    whole_first_line,
 )
+from jsonl_session.storage.portable import BINARY
+from jsonl_session.storage.stamps import Stamp, kept_crc, stamp, still_valid, summed
 
 NO_MESSAGES = "(no messages)"
 
@@ -93,24 +93,20 @@ def _describe_large(
     first chunk holds no whole pi header line (it is then read whole, the usual way:
     another agent's file, a damaged one)."""
     index, key, fd, taken = kept
-    first = pread(fd, READ_BYTES, 0)
-    header_line = first_line(first)
-    if header_line is None or not header_line.terminated:
+    found = whole_first_line(fd, READ_BYTES)
+    if found is None:
         return None
+    header_line, start, crc = found
     try:
         header = loads_object(header_line.raw)
     except (NotJson, NotAnObject):
         return None
     if header.get("type") != "session":
         return None
-    start = after_line(first, header_line)
-    crc = zlib.crc32(memoryview(first)[:start])
-    del first
     facts, cut, crc, tail = _facts_after(fd, start, crc, Facts())
     head = header_facts(header)
     if index is not None:
-        crc = crc if cut > WHOLE_CHECK_BYTES else NOT_SUMMED  # (as `summed` keeps it)
-        _keep(index, key, stamp(fd, cut, crc, before), taken, head, facts)
+        _keep(index, key, stamp(fd, cut, kept_crc(crc, cut), before), taken, head, facts)
     return info_of(path, head, facts.then(line_facts(tail)), before.st_mtime)
 
 

@@ -47,9 +47,8 @@ from jsonl_session.processes import wanted_workers
 from jsonl_session.storage.cache import CacheOption, cache_root
 from jsonl_session.storage.facts_index import FactsIndex, PendingRows
 from jsonl_session.storage.facts_rows import index_key, index_keys
-from jsonl_session.storage.lines import after_line, first_line
+from jsonl_session.storage.lines import after_line, first_line, whole_first_line
 from jsonl_session.storage.loader import load_entries
-from jsonl_session.storage.portable import pread
 
 SNIPPET_CHARS = 60
 
@@ -279,14 +278,13 @@ def _large_file_hits(wanted: Wanted, path: str, fd: int, tools: bool) -> list[Se
     (None for a shorter one, or one whose first chunk holds no whole header line)."""
     if os.fstat(fd).st_size < search_read.LARGE_BYTES:
         return None
-    first = pread(fd, search_read.READ_BYTES, 0)
-    header = first_line(first)
-    if header is None or not header.terminated:
+    found = whole_first_line(fd, search_read.READ_BYTES)
+    if found is None:
         return None
+    header, start, _ = found
     needle = wanted.needle
     ascii_needle = needle.encode() if needle.isascii() and plain_query(needle) else None
     kinds = (False, True) if tools else (False,)
-    start = after_line(first, header)
     texts, _, _, number, tail = search_read.texts_after(
         fd, start, header.number + 1, 0, kinds, ascii_needle
     )

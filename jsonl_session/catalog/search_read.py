@@ -15,16 +15,14 @@ from jsonl_session.catalog.search_kept import kept_search_texts, record_of
 from jsonl_session.catalog.search_texts import SearchText, searchable_texts, session_id_of
 from jsonl_session.storage.cache import RECORD_ENCODING_ERRORS
 from jsonl_session.storage.facts_index import FactsIndex, now_ns
-from jsonl_session.storage.lines import WholeLines, after_line, count_newlines, first_line
-from jsonl_session.storage.portable import pread
-from jsonl_session.storage.stamps import (
-    NOT_SUMMED,
-    WHOLE_CHECK_BYTES,
-    Stamp,
-    stamp,
-    still_valid,
-    summed,
+from jsonl_session.storage.lines import (
+    WholeLines,
+    after_line,
+    count_newlines,
+    first_line,
+    whole_first_line,
 )
+from jsonl_session.storage.stamps import Stamp, kept_crc, stamp, still_valid, summed
 
 
 def _keep(
@@ -51,20 +49,16 @@ def cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None,
         fd = handle.fileno()
         taken, before = now_ns(), os.fstat(fd)  # both before reading (stamp(), QUIET_NS)
         if row is None or kept is None or not still_valid(row.stamp, fd):
-            first = pread(fd, READ_BYTES, 0) if before.st_size >= LARGE_BYTES else b""
-            header = first_line(first) if first else None
-            if header is not None and header.terminated:  # a large file: a chunk at a time
-                session_id = session_id_of(header.raw)
-                start = after_line(first, header)
-                crc = zlib.crc32(memoryview(first)[:start])
-                del first
-                texts, cut, crc, next_number, data = texts_after(
-                    fd, start, header.number + 1, crc, (tools,)
+            large = before.st_size >= LARGE_BYTES
+            found = whole_first_line(fd, READ_BYTES) if large else None
+            if found is not None:  # a large file: a chunk at a time
+                first, start, crc = found
+                session_id = session_id_of(first.raw)
+                texts, cut, crc, next_number, tail = texts_after(
+                    fd, start, first.number + 1, crc, (tools,)
                 )
-                crc = crc if cut > WHOLE_CHECK_BYTES else NOT_SUMMED  # (as `summed` keeps it)
-                mark = stamp(fd, cut, crc, before)
+                mark = stamp(fd, cut, kept_crc(crc, cut), before)
                 _keep(index, key, mark, taken, (session_id, texts, next_number))
-                cut = 0  # (``data`` is what follows the last newline)
             else:
                 data = handle.read()
                 header = first_line(data)
@@ -75,22 +69,19 @@ def cached_texts(path: str, index: FactsIndex, tools: bool) -> tuple[str | None,
                 cut = max(start, data.rfind(b"\n") + 1)
                 texts = searchable_texts(data[start:cut], start, header.number + 1, tools=tools)
                 next_number = header.number + 1 + count_newlines(data, start, cut)
+                tail = data[cut:]
                 if header.terminated:  # a header without its newline may still grow
-                    crc = summed(data, cut)
-                    mark = stamp(fd, cut, crc, before, data)
+                    mark = stamp(fd, cut, summed(data, cut), before, data)
                     _keep(index, key, mark, taken, (session_id, texts, next_number))
         else:
             session_id, texts, next_number = kept
-            covered = row.stamp.covered
-            added, cut, crc, next_number, data = texts_after(
-                fd, covered, next_number, row.stamp.crc, (tools,)
+            added, cut, crc, next_number, tail = texts_after(
+                fd, row.stamp.covered, next_number, row.stamp.crc, (tools,)
             )
             texts = texts + added
             # stamped anew even when nothing was added: once quiet, a stat will do
             _keep(index, key, stamp(fd, cut, crc, before), taken, (session_id, texts, next_number))
-            cut = 0  # (``data`` is what follows the last newline)
-    tail = searchable_texts(data[cut:], -1, next_number, tools=tools)
-    return session_id, texts + tail
+    return session_id, texts + searchable_texts(tail, -1, next_number, tools=tools)
 
 
 LARGE_BYTES = 64 << 20

@@ -182,26 +182,24 @@ def _with_shown_parents(roots: list[TreeNode]) -> list[tuple[TreeNode, str | Non
 def _nodes_json(
     session: Session, nodes: list[tuple[TreeNode, str | None]]
 ) -> Iterator[dict[str, Any]]:
-    """Each node as --json writes it, its entry's body read with its neighbours' (a
-    thousand at a time, as Session.entry_data reads them) for its summary."""
+    """Each node as --json writes it, its summary from its entry's body as
+    Session.entry_data reads them (a batch of neighbours at a time)."""
     from jsonl_session import entry_summary
 
-    for start in range(0, len(nodes), 1024):
-        part = nodes[start : start + 1024]
-        bodies = session.entry_data([node.entry for node, _ in part])
-        for (node, shown_parent), data in zip(part, bodies, strict=True):
-            entry = node.entry
-            yield {
-                "id": entry.id,
-                "parentId": entry.parent_id,
-                "shownParentId": shown_parent,
-                "type": entry.type,
-                "role": entry.role,
-                "label": node.label,
-                "active": node.on_active_path,
-                "summary": entry_summary(entry, data=data),
-                "children": [c.entry.id for c in node.children],
-            }
+    bodies = session.entry_data([node.entry for node, _ in nodes])
+    for (node, shown_parent), data in zip(nodes, bodies, strict=True):
+        entry = node.entry
+        yield {
+            "id": entry.id,
+            "parentId": entry.parent_id,
+            "shownParentId": shown_parent,
+            "type": entry.type,
+            "role": entry.role,
+            "label": node.label,
+            "active": node.on_active_path,
+            "summary": entry_summary(entry, data=data),
+            "children": [c.entry.id for c in node.children],
+        }
 
 
 @reports_errors

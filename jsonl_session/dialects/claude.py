@@ -51,7 +51,7 @@ API = "anthropic-messages"
 
 HOLD_VALUES_BYTES = 8 << 20
 """A transcript shorter than this is decoded once, its lines' values held between
-the two passes; a longer one is looked at briefly first (`_Sorted`) and each kept
+the two passes; a longer one is looked at briefly first (`shapes.Sorted`) and each kept
 line decoded in the second pass: the values of every line take five to six times
 the transcript's bytes (3 GB for one of 640 MB), and a short one is read faster."""
 
@@ -59,10 +59,9 @@ the transcript's bytes (3 GB for one of 640 MB), and a short one is read faster.
 def read_claude(data: bytes, path: Path | None) -> LoadedFile:
     """The transcript in ``data`` as a LoadedFile of pi entries (see the module docstring)."""
     reader = _Reader(ForeignTranscript("claude", path, len(data)), data)
-    held = len(data) < HOLD_VALUES_BYTES
     last = None
-    for last in source_lines(data, None if held else _SORTING):
-        reader.sort(last, held)
+    for last in source_lines(data, None if reader.held else _SORTING):
+        reader.sort(last)
     reader.build()
     if last is not None:
         reader.out.last_line = last.number if last.terminated else last.number - 1
@@ -98,7 +97,8 @@ class _Boundary:
 class _Reader:
     def __init__(self, out: ForeignTranscript, data: bytes) -> None:
         self.out = out
-        self.data = data  # the transcript: each kept line is decoded again from it
+        self.data = data  # the transcript: a kept line without its value is decoded again
+        self.held = len(data) < HOLD_VALUES_BYTES  # (the lines keep their values)
         # the lines of the conversation and of sub-agents (their values let go in a
         # long transcript: HOLD_VALUES_BYTES)
         self.chain: list[SourceLine] = []
@@ -113,18 +113,18 @@ class _Reader:
 
     # --- pass 1: sort the lines -----------------------------------------------------------
 
-    def sort(self, line: SourceLine, held: bool) -> None:
+    def sort(self, line: SourceLine) -> None:
         value = line.value
         if not isinstance(value, dict):
             self.out.not_an_object(line)
             return
         kind = value.get("type")
         if not self.first and isinstance(value.get("sessionId"), str):
-            self.first = value if held else value_at(self.data, line)  # (read whole)
+            self.first = value if self.held else value_at(self.data, line)  # (read whole)
         if not isinstance(kind, str):
             kind = None
         if kind in shapes.CHAIN_TYPES and isinstance(value.get("uuid"), str):
-            kept = line if held else line.kept()
+            kept = line if self.held else line.kept()
             (self.side if value.get("isSidechain") is True else self.chain).append(kept)
         elif kind in shapes.BOOKKEEPING_TYPES:
             self.title(kind, value)
@@ -158,7 +158,7 @@ class _Reader:
     # --- pass 2: build the entries ---------------------------------------------------------
 
     def build(self) -> None:
-        """The entries, from the lines `sort` kept, each decoded again (whole)."""
+        """The entries, from the lines `sort` kept (`value_of` each)."""
         ranked = ("custom-title", "agent-name", "ai-title")
         name = next((self.titles[k] for k in ranked if k in self.titles), None)
         for line in self.chain:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import weakref
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +146,19 @@ def file_bytes(header: dict[str, Any] | bytes, lines: Iterable[bytes]) -> bytes:
     """A whole file: the header line, then each line, every one ending in a newline."""
     head = header if isinstance(header, bytes) else dumps(header)
     return b"".join([head, b"\n", *(line + b"\n" for line in lines)])
+
+
+def whole_first_line(fd: int, size: int) -> tuple[RawLine, int, int] | None:
+    """For a reader of a large file a chunk at a time: the first line of the open file
+    ``fd`` (where a header must be) when its first ``size`` bytes hold it whole, where
+    the lines after it start, and the CRC-32 of the bytes before them; None when they
+    do not (the file is then read another way)."""
+    first = pread(fd, size, 0)
+    line = first_line(first)
+    if line is None or not line.terminated:
+        return None
+    start = after_line(first, line)
+    return line, start, zlib.crc32(memoryview(first)[:start])
 
 
 class WholeLines:

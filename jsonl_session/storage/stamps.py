@@ -85,6 +85,12 @@ def summed(data: bytes, covered: int) -> int:
     return zlib.crc32(memoryview(data)[:covered])  # of the bytes read: no second read
 
 
+def kept_crc(crc: int, covered: int) -> int:
+    """`summed` of a file's first ``covered`` bytes given their CRC-32 ``crc``, taken
+    as they were read a chunk at a time."""
+    return crc if covered > WHOLE_CHECK_BYTES else NOT_SUMMED
+
+
 def prefix_crc(fd: int, covered: int, start: int = 0, crc: int = 0) -> int:
     """The CRC-32 of bytes [0, covered) of ``fd``, continuing ``crc`` (that of
     bytes [0, start)); a file shorter than ``covered`` gives -1 (matches no stamp)."""
